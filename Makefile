@@ -1,0 +1,28 @@
+# Two entry points: `make demo` and `make test`. Both build the virtual environment first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,oracle]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest tests
+	$(VENV)/bin/lit -q tests/lit
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+irdl: $(STAMP)
+	$(PY) -m ember.dialect.irdl > dialect/ember.irdl.mlir
+
+.PHONY: venv demo test bench irdl

@@ -1,0 +1,211 @@
+"""`ember-canonicalize`: dead-code removal, constant folding, algebraic identities and CSE.
+
+Upstream `canonicalize` cannot touch `ember.*` ops (it does not know they are pure), so Ember
+drives its own patterns through MLIR's greedy rewriter. Which pattern applies to which op is
+decided by traits and rows of the op table, never by spelling op names here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from iree.compiler import ir as mlir
+from iree.compiler import rewrite
+
+from ember.dialect import ir as eir
+from ember.dialect import ops
+from ember.dialect.ops import OpDef, Trait
+
+from .walk import body, functions, has_uses, producer
+
+# Fold constants only while the result stays small, or when every operand is a splat.
+FOLD_LIMIT = 1024
+
+Pattern = Callable[[mlir.Operation, rewrite.PatternRewriter], bool]
+
+
+def _constant_value(value: mlir.Value) -> np.ndarray | None:
+    op = producer(value)
+    if op is None or eir.opdef(op) is not ops.CONSTANT:
+        return None
+    return eir.elements_value(op.attributes["value"])
+
+
+def _is_splat_constant(value: mlir.Value) -> bool:
+    op = producer(value)
+    return (op is not None and eir.opdef(op) is ops.CONSTANT
+            and mlir.DenseElementsAttr(op.attributes["value"]).is_splat)
+
+
+def _replace_with_constant(op, rewriter, value: np.ndarray) -> None:
+    with rewriter.ip, op.location:
+        const = eir.build(ops.CONSTANT, [], {"value": value},
+                          eir.aval_of(op.results[0]))
+    rewriter.replace_op(op, [const.result])
+
+
+def _replace_with_value(op, rewriter, value: mlir.Value) -> bool:
+    if value.type != op.results[0].type:
+        return False
+    rewriter.replace_op(op, [value])
+    return True
+
+
+# ----------------------------------------------------------------------------- patterns
+
+def erase_dead(op, rewriter) -> bool:
+    if has_uses(op):
+        return False
+    rewriter.erase_op(op)
+    return True
+
+
+def fold_constants(op, rewriter) -> bool:
+    row, avals, params = eir.read(op)
+    if row.has(Trait.CONSTANT) or not op.operands:
+        return False
+    splats = all(_is_splat_constant(v) for v in op.operands)
+    result = eir.aval_of(op.results[0])
+    if result.size > FOLD_LIMIT and not (splats and _splat_preserving(row)):
+        return False
+    values = [_constant_value(v) for v in op.operands]
+    if any(v is None for v in values):
+        return False
+    if result.size > FOLD_LIMIT:  # splat in, splat out: compute one element
+        scalar = row.reference(*(v.reshape(-1)[:1].reshape(()) for v in values),
+                               **_scalar_params(row, params))
+        folded = np.full(result.shape, np.asarray(scalar).reshape(()), result.dtype)
+    else:
+        folded = np.asarray(row.reference(*values, **params), result.dtype)
+    _replace_with_constant(op, rewriter, folded.reshape(result.shape))
+    return True
+
+
+def _splat_preserving(row: OpDef) -> bool:
+    return row.has(Trait.ELEMENTWISE) or row.has(Trait.DATA_MOVEMENT)
+
+
+def _scalar_params(row: OpDef, params: dict) -> dict:
+    if row.has(Trait.DATA_MOVEMENT):
+        return {}
+    return params
+
+
+def _identity_operand(op, unit: float) -> mlir.Value | None:
+    """The other operand when one operand is the splat constant `unit`."""
+    lhs, rhs = op.operands
+    for mine, other in ((rhs, lhs), (lhs, rhs)):
+        if _is_splat_constant(mine) and _constant_value(mine).reshape(-1)[0] == unit:
+            if mine is rhs or eir.opdef(op).has(Trait.COMMUTATIVE):
+                return other
+    return None
+
+
+def _make_identity(unit: float) -> Pattern:
+    def fold_identity(op, rewriter) -> bool:
+        if eir.aval_of(op.results[0]).dtype == np.bool_:
+            return False
+        other = _identity_operand(op, unit)
+        return other is not None and _replace_with_value(op, rewriter, other)
+
+    fold_identity.__name__ = f"fold_identity_{unit}"
+    return fold_identity
+
+
+def fold_noop_data_movement(op, rewriter) -> bool:
+    """reshape/broadcast to the same type, convert to the same dtype, transpose by identity."""
+    row, avals, params = eir.read(op)
+    if row is ops.TRANSPOSE and tuple(params["permutation"]) != tuple(range(avals[0].ndim)):
+        return False
+    return _replace_with_value(op, rewriter, op.operands[0])
+
+
+def fold_transpose_of_transpose(op, rewriter) -> bool:
+    inner = producer(op.operands[0])
+    if inner is None or eir.opdef(inner) is not ops.TRANSPOSE:
+        return False
+    outer_perm = eir.read(op)[2]["permutation"]
+    inner_perm = eir.read(inner)[2]["permutation"]
+    perm = tuple(inner_perm[p] for p in outer_perm)
+    source = inner.operands[0]
+    if perm == tuple(range(len(perm))):
+        return _replace_with_value(op, rewriter, source)
+    with rewriter.ip, op.location:
+        new = eir.build(ops.TRANSPOSE, [source], {"permutation": perm},
+                        eir.aval_of(op.results[0]))
+    rewriter.replace_op(op, [new.result])
+    return True
+
+
+def fold_reshape_of_reshape(op, rewriter) -> bool:
+    inner = producer(op.operands[0])
+    if inner is None or eir.opdef(inner) is not ops.RESHAPE:
+        return False
+    with rewriter.ip, op.location:
+        new = eir.build(ops.RESHAPE, [inner.operands[0]], {}, eir.aval_of(op.results[0]))
+    rewriter.replace_op(op, [new.result])
+    return True
+
+
+_SPECIFIC: dict[OpDef, tuple[Pattern, ...]] = {
+    ops.ADD: (_make_identity(0),),
+    ops.SUB: (_make_identity(0),),
+    ops.MUL: (_make_identity(1),),
+    ops.DIV: (_make_identity(1),),
+    ops.TRANSPOSE: (fold_noop_data_movement, fold_transpose_of_transpose),
+    ops.RESHAPE: (fold_noop_data_movement, fold_reshape_of_reshape),
+    ops.BROADCAST_IN_DIM: (fold_noop_data_movement,),
+    ops.CONVERT: (fold_noop_data_movement,),
+}
+
+
+def _adapt(pattern: Pattern) -> Callable:
+    """MLIR's Python patterns report success by returning a falsy value."""
+
+    def run(op, rewriter):
+        return not pattern(op.operation, rewriter)
+
+    return run
+
+
+def patterns() -> rewrite.FrozenRewritePatternSet:
+    """All patterns, built once per call (frozen sets are tied to the context)."""
+    pset = rewrite.RewritePatternSet()
+    for row in ops.OPS.values():
+        pset.add(row.name, _adapt(erase_dead), benefit=3)
+        pset.add(row.name, _adapt(fold_constants), benefit=2)
+        for pattern in _SPECIFIC.get(row, ()):
+            pset.add(row.name, _adapt(pattern))
+    return pset.freeze()
+
+
+def eliminate_common_subexpressions(block: mlir.Block) -> None:
+    """Pure ember ops with the same operands, attributes and type are computed once."""
+    seen: dict[tuple, mlir.Operation] = {}
+    for op in list(block.operations):
+        op = op.operation
+        row = eir.opdef(op)
+        if row is None or not row.has(Trait.PURE):
+            continue
+        attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes))
+        key = (op.name, tuple(op.operands), attrs, str(op.results[0].type))
+        first = seen.setdefault(key, op)
+        if first is not op:
+            op.results[0].replace_all_uses_with(first.results[0])
+            op.erase()
+
+
+@dataclass(frozen=True)
+class Canonicalize:
+    name = "ember-canonicalize"
+    description = "Fold constants and identities (x*1, x+0, transpose of transpose), CSE, DCE"
+
+    def run(self, module: mlir.Operation) -> None:
+        with module.context:
+            frozen = patterns()
+            for _ in range(2):  # CSE can expose folds, folds can expose duplicates
+                rewrite.apply_patterns_and_fold_greedily(module, frozen)
+                for func in functions(module):
+                    eliminate_common_subexpressions(body(func))

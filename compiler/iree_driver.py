@@ -1,0 +1,75 @@
+"""IREE, in process: compile upstream MLIR text into a `.vmfb` for one target."""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from iree.compiler import api
+
+from .errors import CompileError
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything that decides the compiled bytes for a device kind."""
+
+    name: str
+    flags: tuple[str, ...]
+
+
+TARGETS = {
+    "cpu": Target("cpu", (
+        "--iree-hal-target-device=local",
+        "--iree-hal-local-target-device-backends=llvm-cpu",
+        "--iree-llvmcpu-target-cpu=host",
+        "--iree-opt-data-tiling",
+    )),
+}
+
+_STDERR_LOCK = threading.Lock()
+
+
+@functools.cache
+def _session(target: Target) -> api.Session:
+    sess = api.Session()
+    sess.set_flags(*target.flags)
+    return sess
+
+
+def target(name: str) -> Target:
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(f"compile target requires one of {sorted(TARGETS)}, got {name!r}") \
+            from None
+
+
+def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
+    """Compile MLIR text to VM bytecode; on failure raise CompileError with diagnostics."""
+    sess = _session(tgt)
+    inv = sess.invocation()
+    inv.enable_console_diagnostics()
+    source = api.Source.wrap_buffer(sess, text.encode())
+    with _STDERR_LOCK, tempfile.TemporaryFile() as captured:
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            ok = inv.parse_source(source) and inv.execute()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        diagnostics = captured.read().decode(errors="replace")
+    if not ok:
+        fd, path = tempfile.mkstemp(prefix=f"ember-{name}-", suffix=".mlir")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        raise CompileError(f"IREE failed to compile {name} for target {tgt.name}",
+                           diagnostics, path)
+    out = api.Output.open_membuffer()
+    inv.output_vm_bytecode(out)
+    return bytes(out.map_memory())

@@ -1,0 +1,300 @@
+"""`ember-lower-to-linalg`: rewrite every ember op into linalg / tensor / arith / math.
+
+Each op is lowered by emitting upstream MLIR text for it; the function is re-parsed at the end.
+Elementwise ops and reduction combiners take their scalar bodies from the op table, so adding
+such an op needs no code here. Unsigned integers become signless on the way (upstream ops
+carry signedness in the operation, not the type).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
+from ember.dialect import ops
+from ember.dialect.ops import OpDef, Trait
+from ember.dialect.types import ShapedArray, kind, signless_element_type
+
+from .walk import body, functions
+
+_UNSIGNED = re.compile(r"\bui(8|16|32|64)\b|(?<=x)ui(8|16|32|64)\b")
+
+
+def signless(text: str) -> str:
+    return _UNSIGNED.sub(lambda m: "i" + (m.group(1) or m.group(2)), text)
+
+
+def _ttype(aval: ShapedArray) -> str:
+    return aval.signless_tensor_type()
+
+
+def _etype(aval: ShapedArray) -> str:
+    return signless_element_type(aval.dtype)
+
+
+def _map(ndim: int, exprs: list[str]) -> str:
+    dims = ", ".join(f"d{i}" for i in range(ndim))
+    return f"affine_map<({dims}) -> ({', '.join(exprs)})>"
+
+
+def _identity_map(ndim: int) -> str:
+    return _map(ndim, [f"d{i}" for i in range(ndim)])
+
+
+def _iterators(parallel: int, reduction: int = 0) -> str:
+    its = ['"parallel"'] * parallel + ['"reduction"'] * reduction
+    return f"[{', '.join(its)}]"
+
+
+@dataclass
+class Emitter:
+    """Accumulates the lowered lines of one function, naming SSA values uniquely."""
+
+    lines: list[str] = field(default_factory=list)
+    names: dict = field(default_factory=dict)
+    counter: int = 0
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"%{prefix}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def empty(self, aval: ShapedArray) -> str:
+        name = self.fresh("e")
+        self.emit(f"{name} = tensor.empty() : {_ttype(aval)}")
+        return name
+
+    def filled(self, aval: ShapedArray, value) -> str:
+        init = self.empty(aval)
+        scalar, name = self.fresh("c"), self.fresh("f")
+        self.emit(f"{scalar} = arith.constant {eir._literal(value, aval.dtype)} : {_etype(aval)}")
+        self.emit(f"{name} = linalg.fill ins({scalar} : {_etype(aval)}) outs({init} : "
+                  f"{_ttype(aval)}) -> {_ttype(aval)}")
+        return name
+
+    def scalar_body(self, template: str, args: list[str], elem: str, result_elem: str) -> str:
+        """Instantiate an op-table scalar template; returns the SSA name of its result."""
+        if template.strip() == "{r} = {0}":
+            return args[0]
+        subst = {"t": elem, "rt": result_elem, "r": self.fresh("s")}
+        subst.update({f"x{i}": self.fresh("x") for i in range(template.count("{x"))})
+        for line in template.split("\n"):
+            self.emit("  " + line.format(*args, **subst))
+        return subst["r"]
+
+    def generic(self, inputs: list[tuple[str, ShapedArray, str]], out: str, out_aval: ShapedArray,
+                out_map: str, iterators: str, body: Callable[[list[str], str], str]) -> str:
+        """A linalg.generic; `body(block_args, out_arg)` emits the region and returns the
+        value to yield."""
+        name = self.fresh()
+        maps = ", ".join([m for _, _, m in inputs] + [out_map])
+        ins = ", ".join(n for n, _, _ in inputs)
+        in_types = ", ".join(_ttype(a) for _, a, _ in inputs)
+        ins_clause = f" ins({ins} : {in_types})" if inputs else ""
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+                  f"{iterators}}}{ins_clause} outs({out} : {_ttype(out_aval)}) {{")
+        args = [self.fresh("in") for _ in inputs]
+        out_arg = self.fresh("out")
+        block = ", ".join(f"{a}: {_etype(av)}" for a, (_, av, _) in zip(args, inputs, strict=True))
+        self.emit(f"^bb0({block}{', ' if block else ''}{out_arg}: {_etype(out_aval)}):")
+        result = body(args, out_arg)
+        self.emit(f"  linalg.yield {result} : {_etype(out_aval)}")
+        self.emit(f"}} -> {_ttype(out_aval)}")
+        return name
+
+
+Lowering = Callable[[Emitter, OpDef, list[str], list[ShapedArray], dict, ShapedArray], str]
+
+
+def _derived(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict:
+    """What scalar templates may ask besides IR attributes (convert's source and target)."""
+    src = avals[-1] if avals else result
+    return dict(params, to=kind(result.dtype), src_bits=src.dtype.itemsize * 8,
+                dst_bits=result.dtype.itemsize * 8, same=src.dtype == result.dtype)
+
+
+def lower_elementwise(em: Emitter, op: OpDef, args: list[str], avals: list[ShapedArray],
+                      params: dict, result: ShapedArray) -> str:
+    template = op.scalar(kind(avals[-1].dtype), _derived(avals, result, params))
+    ident = _identity_map(result.ndim)
+    inputs = [(a, av, ident) for a, av in zip(args, avals, strict=True)]
+    elem = _etype(avals[-1])
+    return em.generic(inputs, em.empty(result), result, ident, _iterators(result.ndim),
+                      lambda bargs, _: em.scalar_body(template, bargs, elem, _etype(result)))
+
+
+def lower_constant(em, op, args, avals, params, result) -> str:
+    name = em.fresh()
+    em.emit(f"{name} = arith.constant {signless(str(params['_attr']))}")
+    return name
+
+
+def lower_iota(em, op, args, avals, params, result) -> str:
+    def body(_, __):
+        idx, i64, out = em.fresh("i"), em.fresh("i"), em.fresh("i")
+        em.emit(f"  {idx} = linalg.index {params['dimension']} : index")
+        em.emit(f"  {i64} = arith.index_cast {idx} : index to i64")
+        k, elem = kind(result.dtype), _etype(result)
+        if k == "f":
+            em.emit(f"  {out} = arith.sitofp {i64} : i64 to {elem}")
+        elif elem == "i64":
+            return i64
+        else:
+            em.emit(f"  {out} = arith.trunci {i64} : i64 to {elem}")
+        return out
+
+    return em.generic([], em.empty(result), result, _identity_map(result.ndim),
+                      _iterators(result.ndim), body)
+
+
+def lower_broadcast_in_dim(em, op, args, avals, params, result) -> str:
+    (x,) = avals
+    exprs = [("0" if x.shape[i] == 1 and result.shape[d] != 1 else f"d{d}")
+             for i, d in enumerate(params["broadcast_dimensions"])]
+    inputs = [(args[0], x, _map(result.ndim, exprs))]
+    return em.generic(inputs, em.empty(result), result, _identity_map(result.ndim),
+                      _iterators(result.ndim), lambda bargs, _: bargs[0])
+
+
+def lower_reshape(em, op, args, avals, params, result) -> str:
+    shape, name = em.fresh("shape"), em.fresh()
+    dims = ", ".join(map(str, result.shape))
+    em.emit(f"{shape} = arith.constant dense<[{dims}]> : tensor<{result.ndim}xi64>"
+            if result.ndim else f"{shape} = arith.constant dense<> : tensor<0xi64>")
+    em.emit(f"{name} = tensor.reshape {args[0]}({shape}) : ({_ttype(avals[0])}, "
+            f"tensor<{result.ndim}xi64>) -> {_ttype(result)}")
+    return name
+
+
+def lower_transpose(em, op, args, avals, params, result) -> str:
+    name, init = em.fresh(), em.empty(result)
+    perm = ", ".join(map(str, params["permutation"]))
+    em.emit(f"{name} = linalg.transpose ins({args[0]} : {_ttype(avals[0])}) outs({init} : "
+            f"{_ttype(result)}) permutation = [{perm}]")
+    return name
+
+
+def lower_reduction(em, op, args, avals, params, result) -> str:
+    (x,) = avals
+    axes = tuple(params["axes"])
+    kept = [i for i in range(x.ndim) if i not in axes]
+    # Loop dims: kept axes first (parallel), then reduced axes.
+    order = kept + list(axes)
+    in_map = _map(x.ndim, [f"d{order.index(i)}" for i in range(x.ndim)])
+    out_map = _map(x.ndim, [f"d{i}" for i in range(len(kept))])
+    template = op.scalar(kind(x.dtype), params)
+    init = em.filled(result, op.init(result.dtype))
+    return em.generic([(args[0], x, in_map)], init, result, out_map,
+                      _iterators(len(kept), len(axes)),
+                      lambda b, acc: em.scalar_body(template, [b[0], acc], _etype(x), _etype(x)))
+
+
+def lower_dot_general(em, op, args, avals, params, result) -> str:
+    lhs, rhs = avals
+    lc, rc = tuple(params["lhs_contracting"]), tuple(params["rhs_contracting"])
+    lb, rb = tuple(params["lhs_batch"]), tuple(params["rhs_batch"])
+    init = em.filled(result, 0)
+    k = kind(lhs.dtype)
+    if k == "f" and not lb and lhs.ndim == rhs.ndim == 2 and lc == (1,) and rc == (0,):
+        name = em.fresh()
+        em.emit(f"{name} = linalg.matmul ins({args[0]}, {args[1]} : {_ttype(lhs)}, "
+                f"{_ttype(rhs)}) outs({init} : {_ttype(result)}) -> {_ttype(result)}")
+        return name
+    nb = len(lb)
+    lfree = [i for i in range(lhs.ndim) if i not in lc + lb]
+    rfree = [i for i in range(rhs.ndim) if i not in rc + rb]
+    nloop = result.ndim + len(lc)
+
+    def dim_of(side_free, batch, contracting, i):
+        if i in batch:
+            return f"d{batch.index(i)}"
+        if i in contracting:
+            return f"d{result.ndim + contracting.index(i)}"
+        offset = nb if side_free is lfree else nb + len(lfree)
+        return f"d{offset + side_free.index(i)}"
+
+    lmap = _map(nloop, [dim_of(lfree, lb, lc, i) for i in range(lhs.ndim)])
+    rmap = _map(nloop, [dim_of(rfree, rb, rc, i) for i in range(rhs.ndim)])
+    omap = _map(nloop, [f"d{i}" for i in range(result.ndim)])
+    mul = ops.MUL.scalar(k, params)
+    add = ops.ADD.scalar(k, params)
+    elem = _etype(lhs)
+
+    def body(b, acc):
+        prod = em.scalar_body(mul, b, elem, elem)
+        return em.scalar_body(add, [acc, prod], elem, elem)
+
+    return em.generic([(args[0], lhs, lmap), (args[1], rhs, rmap)], init, result, omap,
+                      _iterators(result.ndim, len(lc)), body)
+
+
+LOWERINGS: dict[OpDef, Lowering] = {
+    ops.CONSTANT: lower_constant,
+    ops.IOTA: lower_iota,
+    ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,
+    ops.RESHAPE: lower_reshape,
+    ops.TRANSPOSE: lower_transpose,
+    ops.DOT_GENERAL: lower_dot_general,
+}
+
+
+def lowering_for(op: OpDef) -> Lowering:
+    if op in LOWERINGS:
+        return LOWERINGS[op]
+    if op.has(Trait.ELEMENTWISE):
+        return lower_elementwise
+    if op.has(Trait.REDUCTION):
+        return lower_reduction
+    raise NotImplementedError(f"no lowering for {op.name}")
+
+
+def _lower_function(func: mlir.Operation) -> str:
+    em = Emitter()
+    block = body(func)
+    for i, arg in enumerate(block.arguments):
+        em.names[arg] = f"%arg{i}"
+    for op in block.operations:
+        op = op.operation
+        if op.name == "func.return":
+            vals = ", ".join(em.names[v] for v in op.operands)
+            types = ", ".join(signless(str(v.type)) for v in op.operands)
+            em.emit(f"return {vals} : {types}" if vals else "return")
+            continue
+        row, avals, params = eir.read(op)
+        if row is ops.CONSTANT:
+            params["_attr"] = op.attributes["value"]
+        args = [em.names[v] for v in op.operands]
+        result = eir.aval_of(op.results[0])
+        em.names[op.results[0]] = lowering_for(row)(em, row, args, avals, params, result)
+    name = mlir.StringAttr(func.attributes["sym_name"]).value
+    ftype = mlir.TypeAttr(func.attributes["function_type"]).value
+    fargs = ", ".join(f"%arg{i}: {signless(str(t))}"
+                      for i, t in enumerate(mlir.FunctionType(ftype).inputs))
+    results = ", ".join(signless(str(t)) for t in mlir.FunctionType(ftype).results)
+    header = f"func.func @{name}({fargs}) -> ({results}) {{"
+    return "\n".join([header, *("  " + line for line in em.lines), "}"])
+
+
+@dataclass(frozen=True)
+class LowerToLinalg:
+    name = "ember-lower-to-linalg"
+    description = "Lower ember ops to linalg, tensor, arith and math"
+
+    def run(self, module: mlir.Operation) -> None:
+        funcs = list(functions(module))
+        text = "\n".join(_lower_function(f) for f in funcs)
+        with module.context, module.location:
+            lowered = mlir.Module.parse(f"module {{\n{text}\n}}")
+        block = module.regions[0].blocks[0]
+        for f in funcs:
+            f.erase()
+        for op in list(lowered.body.operations):
+            block.append(op.operation)
+
+

@@ -1,0 +1,52 @@
+"""The registry of Ember's passes, and how they enter MLIR's PassManager."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from iree.compiler import ir as mlir
+from iree.compiler import passmanager
+
+from ember.dialect import ir as eir
+
+from .canonicalize import Canonicalize
+from .lower_to_linalg import LowerToLinalg
+
+
+class Pass(Protocol):
+    name: str
+    description: str
+
+    def run(self, module: mlir.Operation) -> None: ...
+
+
+REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LowerToLinalg())}
+
+
+def _as_callable(p: Pass):
+    def run(op, _pass) -> None:
+        p.run(op.operation if hasattr(op, "operation") else op)
+
+    return run
+
+
+def pass_manager(names: Iterable[str], *, print_ir_after_all: bool = False
+                 ) -> passmanager.PassManager:
+    """A PassManager running Ember passes by name and upstream ones by pipeline text."""
+    with eir.context():
+        pm = passmanager.PassManager("builtin.module")
+        for name in names:
+            if name in REGISTRY:
+                p = REGISTRY[name]
+                pm.add(_as_callable(p), name=p.name, argument=p.name, description=p.description)
+            else:
+                pm.add(name)
+        if print_ir_after_all:
+            pm.enable_ir_printing()
+    return pm
+
+
+def run(module: mlir.Module, names: Iterable[str]) -> None:
+    with eir.LOCK:
+        pass_manager(names).run(module.operation)

@@ -1,0 +1,48 @@
+"""The compilation pipeline: ember -> linalg -> vmfb, as straight-line phases.
+
+Each phase is a list of passes run by one PassManager; running a phase twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
+
+from . import iree_driver, passes
+from .errors import CompileError
+
+PHASES = ("ember", "linalg", "vmfb")
+EMBER_PASSES = ("ember-canonicalize",)
+LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
+
+
+def optimize(module: mlir.Module) -> None:
+    """The ember phase: Ember's own passes over ember ops."""
+    passes.run(module, EMBER_PASSES)
+
+
+def lower(module: mlir.Module) -> None:
+    """The linalg phase: no ember op is left afterwards."""
+    passes.run(module, LINALG_PASSES)
+    with eir.LOCK:
+        leftovers = {op.name for op in _all_ops(module.operation) if eir.is_ember(op)}
+    if leftovers:
+        raise CompileError(f"ember-lower-to-linalg left ember ops behind: {sorted(leftovers)}")
+
+
+def _all_ops(root: mlir.Operation):
+    for region in root.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                yield op.operation
+                yield from _all_ops(op.operation)
+
+
+def to_vmfb(linalg_text: str, target: str = "cpu", name: str = "module") -> bytes:
+    return iree_driver.compile_text(linalg_text, iree_driver.target(target), name=name)
+
+
+def clone(module: mlir.Module) -> mlir.Module:
+    with eir.LOCK, eir.context():
+        return mlir.Module.parse(str(module))

@@ -1,0 +1,28 @@
+"""Small helpers over the IR that every pass needs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from iree.compiler import ir as mlir
+
+
+def functions(module: mlir.Operation) -> Iterator[mlir.Operation]:
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func":
+            yield op.operation
+
+
+def body(func: mlir.Operation) -> mlir.Block:
+    return func.regions[0].blocks[0]
+
+
+def producer(value: mlir.Value) -> mlir.Operation | None:
+    """The operation defining `value`, or None for a block argument."""
+    owner = value.owner
+    return owner.operation if isinstance(owner, mlir.OpView) else (
+        owner if isinstance(owner, mlir.Operation) else None)
+
+
+def has_uses(op: mlir.Operation) -> bool:
+    return any(True for r in op.results for _ in r.uses)

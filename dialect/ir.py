@@ -1,0 +1,187 @@
+"""Ember ops as real MLIR operations: one shared context, builders and readers.
+
+`build` turns (row, operands, params) into an `ember.*` operation; `read` recovers the row,
+operand types and params from any `ember.*` operation, so passes never parse names themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from iree.compiler import api
+from iree.compiler import ir as mlir
+
+from .ops import OPS, Attr, OpDef, VerifyError
+from .types import ShapedArray, element_type, parse_tensor_type
+
+DIALECT = "ember"
+# MLIR contexts are not thread-safe: every builder, pass and compile holds this lock.
+LOCK = threading.RLock()
+
+
+@functools.cache
+def session() -> api.Session:
+    """The process-wide IREE compiler session whose MLIR context holds all ember IR."""
+    sess = api.Session()
+    ctx = sess.context
+    ctx.load_all_available_dialects()
+    ctx.allow_unregistered_dialects = True
+    return sess
+
+
+def context() -> mlir.Context:
+    return session().context
+
+
+@functools.lru_cache(maxsize=4096)
+def mlir_type(text: str) -> mlir.Type:
+    with context():
+        return mlir.Type.parse(text)
+
+
+def tensor_type(aval: ShapedArray) -> mlir.Type:
+    return mlir_type(aval.tensor_type())
+
+
+def aval_of(value: mlir.Value) -> ShapedArray:
+    return parse_tensor_type(str(value.type))
+
+
+# ----------------------------------------------------------------------------- attributes
+
+def elements_attr(value: np.ndarray) -> mlir.Attribute:
+    """A dense elements attribute; splats print as `dense<v>`, others as hex blobs."""
+    ttype = tensor_type(ShapedArray(value.shape, value.dtype))
+    flat = value.reshape(-1)
+    if value.size and (flat == flat[0]).all() or value.size == 0:
+        return mlir.Attribute.parse(f"dense<{_literal(flat[0] if value.size else 0, value.dtype)}>"
+                                    f" : {ttype}")
+    if value.dtype == np.bool_:
+        return mlir.Attribute.parse(f"dense<{_nested(value)}> : {ttype}")
+    raw = np.ascontiguousarray(value).tobytes()
+    return mlir.Attribute.parse(f'dense<"0x{raw.hex().upper()}"> : {ttype}')
+
+
+def _nested(value: np.ndarray) -> str:
+    if value.ndim == 0:
+        return _literal(value.item(), value.dtype)
+    return "[" + ", ".join(_nested(v) for v in value) + "]"
+
+
+def _literal(v: Any, dtype: np.dtype) -> str:
+    if dtype == np.bool_:
+        return "true" if v else "false"
+    if dtype.kind in "iu":
+        return str(int(v))
+    f = float(v)
+    if np.isnan(f) or np.isinf(f):
+        # Spell non-finite floats by their bits so every float width round-trips.
+        return "0x" + np.asarray(v, dtype).tobytes()[::-1].hex().upper()
+    return repr(f)
+
+
+def elements_value(attr: mlir.Attribute) -> np.ndarray:
+    """The NumPy value of a dense elements attribute (splat or not)."""
+    aval = parse_tensor_type(str(mlir.DenseElementsAttr(attr).type))
+    dense = mlir.DenseElementsAttr(attr)
+    if dense.is_splat:
+        scalar = _scalar_of(dense.get_splat_value(), aval.dtype)
+        return np.full(aval.shape, scalar, aval.dtype)
+    if aval.dtype == np.bool_:
+        text = str(attr)
+        body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
+        flat = [t.strip() == "true" for t in body.replace("[", "").replace("]", "").split(",")]
+        return np.array(flat, np.bool_).reshape(aval.shape)
+    text = str(attr)
+    hexdata = text[text.index('"0x') + 3:text.index('"', text.index('"0x') + 1)]
+    return np.frombuffer(bytes.fromhex(hexdata), aval.dtype).reshape(aval.shape).copy()
+
+
+def _scalar_of(attr: mlir.Attribute, dtype: np.dtype):
+    text = str(attr).split(":")[0].strip()
+    if dtype == np.bool_:
+        return text == "true"
+    if text.startswith("0x"):
+        return np.frombuffer(bytes.fromhex(text[2:])[::-1], dtype)[0]
+    return dtype.type(float(text)) if dtype.kind == "f" or dtype.kind == "V" else int(text)
+
+
+def _attr(kind: Attr, value: Any) -> mlir.Attribute:
+    if kind is Attr.I64_ARRAY:
+        return mlir.DenseI64ArrayAttr.get([int(v) for v in value])
+    if kind is Attr.I64:
+        return mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), int(value))
+    if kind is Attr.STRING:
+        return mlir.StringAttr.get(str(value))
+    return elements_attr(np.asarray(value))
+
+
+def _param(kind: Attr, attr: mlir.Attribute) -> Any:
+    if kind is Attr.I64_ARRAY:
+        return tuple(mlir.DenseI64ArrayAttr(attr))
+    if kind is Attr.I64:
+        return mlir.IntegerAttr(attr).value
+    if kind is Attr.STRING:
+        return mlir.StringAttr(attr).value
+    return elements_value(attr)
+
+
+# ----------------------------------------------------------------------------- ops
+
+def infer(op: OpDef, avals: Sequence[ShapedArray], params: Mapping[str, Any]) -> ShapedArray:
+    return op.infer(*avals, **params)
+
+
+def build(op: OpDef, operands: Sequence[mlir.Value], params: Mapping[str, Any],
+          result: ShapedArray) -> mlir.Operation:
+    """Create `op` at the current insertion point. `result` comes from `op.infer`."""
+    attributes = {name: _attr(kind, params[name]) for name, kind in op.attributes.items()}
+    return mlir.Operation.create(op.name, results=[tensor_type(result)],
+                                 operands=list(operands), attributes=attributes)
+
+
+def is_ember(operation: mlir.Operation) -> bool:
+    return operation.name.startswith(DIALECT + ".")
+
+
+def opdef(operation: mlir.Operation) -> OpDef | None:
+    return OPS.get(operation.name)
+
+
+def read(operation: mlir.Operation) -> tuple[OpDef, list[ShapedArray], dict[str, Any]]:
+    """(row, operand avals, params) of an ember operation: what `build` was given."""
+    op = OPS.get(operation.name)
+    if op is None:
+        raise VerifyError(f"{operation.name} is not an op of the ember dialect")
+    params = {name: _param(kind, operation.attributes[name])
+              for name, kind in op.attributes.items()}
+    result = aval_of(operation.results[0])
+    for name in op.type_params:
+        params[name] = result.shape if name == "shape" else result.dtype
+    return op, [aval_of(v) for v in operation.operands], params
+
+
+def verify(operation: mlir.Operation) -> None:
+    """Check an ember operation against its row: attributes present, result type inferred."""
+    op = OPS.get(operation.name)
+    if op is None:
+        raise VerifyError(f"{operation.location}: unknown op {operation.name}")
+    missing = [n for n in op.attributes if n not in operation.attributes]
+    if missing or len(operation.operands) != len(op.operands):
+        raise VerifyError(f"{operation.location}: {op.name} requires operands {op.operands} "
+                          f"and attributes {sorted(op.attributes)}, got "
+                          f"{len(operation.operands)} operands, missing {missing}")
+    _, avals, params = read(operation)
+    expected = infer(op, avals, params)
+    got = aval_of(operation.results[0])
+    if (expected.shape, expected.dtype) != (got.shape, got.dtype):
+        raise VerifyError(f"{operation.location}: {op.name} requires result type "
+                          f"{expected.tensor_type()}, got {got.tensor_type()}")
+
+
+def element(aval: ShapedArray) -> str:
+    return element_type(aval.dtype)

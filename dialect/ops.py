@@ -1,0 +1,467 @@
+"""The ember dialect: every op is one row of `OPS`.
+
+A row says everything about an op: its operands, the attributes it stores in IR, the parameters
+its result type encodes (`shape`, `dtype`), its traits, its shape/dtype rule (which is also its
+verifier), its NumPy reference and, for elementwise ops, the scalar body of its lowering.
+Builders, IRDL, the tracer's binding, folding and lowering are all derived from these rows.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .types import ShapedArray, kind
+
+
+class Trait(enum.Enum):
+    PURE = "pure"
+    ELEMENTWISE = "elementwise"
+    COMMUTATIVE = "commutative"
+    REDUCTION = "reduction"
+    CONTRACTION = "contraction"
+    DATA_MOVEMENT = "data_movement"
+    CONSTANT = "constant"
+
+
+class Attr(enum.Enum):
+    """How an attribute is stored in IR; each kind has one IRDL base (see irdl.py)."""
+
+    I64_ARRAY = "i64_array"  # array<i64: ...>
+    I64 = "i64"  # 3 : i64
+    STRING = "string"  # "LT"
+    ELEMENTS = "elements"  # dense<...> : tensor<...>
+
+
+ScalarBody = Callable[[str, Mapping], str]
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """One row of the op table. Rows compare by identity: each op exists once."""
+
+    name: str
+    operands: tuple[str, ...]
+    infer: Callable[..., ShapedArray]
+    reference: Callable[..., np.ndarray]
+    traits: frozenset[Trait] = frozenset({Trait.PURE})
+    attributes: Mapping[str, Attr] = field(default_factory=dict)
+    type_params: tuple[str, ...] = ()  # parameters recovered from the result type
+    scalar: ScalarBody | None = None  # elementwise / combiner body: (kind, attrs) -> MLIR
+    init: Callable[[np.dtype], object] | None = None  # a reduction's identity element
+    doc: str = ""
+
+    def has(self, trait: Trait) -> bool:
+        return trait in self.traits
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name})"
+
+
+class VerifyError(ValueError):
+    """An ember op whose operands, attributes and result disagree with its row."""
+
+
+def _require(cond: bool, op: str, what: str, got: object) -> None:
+    if not cond:
+        raise VerifyError(f"{op} requires {what}, got {got}")
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+def _same_shapes(op: str, avals: tuple[ShapedArray, ...]) -> None:
+    shapes = [a.shape for a in avals]
+    _require(len(set(shapes)) <= 1, op, "operands of one shape", shapes)
+
+
+def _same_dtypes(op: str, avals: tuple[ShapedArray, ...]) -> None:
+    dtypes = [str(a.dtype) for a in avals]
+    _require(len(set(dtypes)) <= 1, op, "operands of one dtype", dtypes)
+
+
+def _kinds_allowed(op: str, allowed: str, avals: tuple[ShapedArray, ...]) -> None:
+    for a in avals:
+        _require(kind(a.dtype) in allowed, op, f"operand kinds in '{allowed}'", a.dtype)
+
+
+def _weak(avals: tuple[ShapedArray, ...]) -> bool:
+    return all(a.weak_type for a in avals)
+
+
+def _table(templates: Mapping[str, str]) -> ScalarBody:
+    """A scalar body chosen by dtype kind; 'u' falls back to 'i', 'b' to 'u' then 'i'."""
+
+    def body(k: str, attrs: Mapping) -> str:
+        for candidate in {"b": "bui", "u": "ui"}.get(k, k):
+            if candidate in templates:
+                return templates[candidate]
+        raise VerifyError(f"no scalar lowering for dtype kind {k!r}")
+
+    return body
+
+
+def elementwise(name: str, arity: int, templates: Mapping[str, str] | ScalarBody,
+                reference: Callable, *, kinds: str = "buif", result_dtype=None,
+                commutative: bool = False, doc: str = "") -> OpDef:
+    """The one factory for elementwise ops (JAX's `standard_naryop`)."""
+    full = f"ember.{name}"
+
+    def infer(*avals: ShapedArray, **attrs) -> ShapedArray:
+        _require(len(avals) == arity, full, f"{arity} operands", len(avals))
+        _same_shapes(full, avals)
+        _same_dtypes(full, avals[-2:] if name == "select" else avals)
+        _kinds_allowed(full, kinds, avals[1:] if name == "select" else avals)
+        dtype = avals[-1].dtype if result_dtype is None else np.dtype(result_dtype)
+        return ShapedArray(avals[0].shape, dtype, _weak(avals) and result_dtype is None)
+
+    traits = {Trait.PURE, Trait.ELEMENTWISE} | ({Trait.COMMUTATIVE} if commutative else set())
+    scalar = templates if callable(templates) else _table(templates)
+    return OpDef(full, ("lhs", "rhs", "third")[:arity] if arity > 1 else ("operand",),
+                 infer, reference, frozenset(traits), scalar=scalar, doc=doc)
+
+
+def _unary_float(name: str, fn: str, ref: Callable, doc: str = "") -> OpDef:
+    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, ref, kinds="f",
+                       doc=doc)
+
+
+_CMP_F = {"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": "oge"}
+_CMP_S = {"EQ": "eq", "NE": "ne", "LT": "slt", "LE": "sle", "GT": "sgt", "GE": "sge"}
+_CMP_U = {"EQ": "eq", "NE": "ne", "LT": "ult", "LE": "ule", "GT": "ugt", "GE": "uge"}
+_CMP_REF = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equal,
+            "GT": np.greater, "GE": np.greater_equal}
+
+
+def _compare_body(k: str, attrs: Mapping) -> str:
+    d = attrs["direction"]
+    if k == "f":
+        return f"{{r}} = arith.cmpf {_CMP_F[d]}, {{0}}, {{1}} : {{t}}"
+    return f"{{r}} = arith.cmpi {(_CMP_S if k == 'i' else _CMP_U)[d]}, {{0}}, {{1}} : {{t}}"
+
+
+def _compare() -> OpDef:
+    base = elementwise("compare", 2, _compare_body, None, result_dtype=np.bool_)
+
+    def infer(lhs: ShapedArray, rhs: ShapedArray, *, direction: str) -> ShapedArray:
+        _require(direction in _CMP_F, base.name, f"direction in {sorted(_CMP_F)}", direction)
+        return base.infer(lhs, rhs)
+
+    def reference(a, b, *, direction):
+        return _CMP_REF[direction](a, b)
+
+    return OpDef(base.name, base.operands, infer, reference, base.traits,
+                 {"direction": Attr.STRING}, scalar=base.scalar,
+                 doc="Elementwise comparison; NE is true for NaN, the others false.")
+
+
+def _pow_body(k: str, attrs: Mapping) -> str:
+    if k == "f":
+        return "{r} = math.powf {0}, {1} : {t}"
+    return "{r} = math.ipowi {0}, {1} : {t}"
+
+
+def _sign_ref(x):
+    return np.sign(x)
+
+
+def _convert_body(k: str, attrs: Mapping) -> str:
+    """Chosen from the source kind and the result kind (`attrs['to']`), NumPy's casting."""
+    to, src_bits, dst_bits = attrs["to"], attrs["src_bits"], attrs["dst_bits"]
+    if to == "b":
+        return ("{x0} = arith.constant 0.0 : {t}\n{r} = arith.cmpf une, {0}, {x0} : {t}"
+                if k == "f" else "{x0} = arith.constant 0 : {t}\n{r} = arith.cmpi ne, {0}, {x0} : {t}")
+    if k == "f" and to == "f":
+        op = "extf" if dst_bits > src_bits else "truncf"
+        return "{r} = {0}" if dst_bits == src_bits and attrs["same"] else \
+            f"{{r}} = arith.{op} {{0}} : {{t}} to {{rt}}"
+    if k == "f":
+        return f"{{r}} = arith.{'fptosi' if to == 'i' else 'fptoui'} {{0}} : {{t}} to {{rt}}"
+    if to == "f":
+        return f"{{r}} = arith.{'sitofp' if k == 'i' else 'uitofp'} {{0}} : {{t}} to {{rt}}"
+    if dst_bits == src_bits:
+        return "{r} = {0}"
+    if dst_bits < src_bits:
+        return "{r} = arith.trunci {0} : {t} to {rt}"
+    return f"{{r}} = arith.{'extsi' if k == 'i' else 'extui'} {{0}} : {{t}} to {{rt}}"
+
+
+def _convert() -> OpDef:
+    def infer(x: ShapedArray, *, dtype) -> ShapedArray:
+        return ShapedArray(x.shape, np.dtype(dtype), False)
+
+    def reference(x, *, dtype):
+        return np.asarray(x).astype(dtype)
+
+    return OpDef("ember.convert", ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.ELEMENTWISE}), type_params=("dtype",),
+                 scalar=_convert_body, doc="Elementwise dtype conversion with NumPy's rules.")
+
+
+# ----------------------------------------------------------------------------- structural
+
+def _check_axes(op: str, axes: tuple[int, ...], ndim: int) -> None:
+    _require(all(0 <= a < ndim for a in axes) and len(set(axes)) == len(axes), op,
+             f"distinct axes in [0, {ndim})", axes)
+
+
+def _constant() -> OpDef:
+    def infer(*, value: np.ndarray, weak_type: bool = False) -> ShapedArray:
+        return ShapedArray(tuple(value.shape), value.dtype, weak_type)
+
+    def reference(*, value, weak_type=False):
+        return value
+
+    return OpDef("ember.constant", (), infer, reference,
+                 frozenset({Trait.PURE, Trait.CONSTANT}), {"value": Attr.ELEMENTS},
+                 doc="A literal array.")
+
+
+def _iota() -> OpDef:
+    def infer(*, dimension: int, shape: tuple[int, ...], dtype) -> ShapedArray:
+        _check_axes("ember.iota", (dimension,), len(shape))
+        return ShapedArray(tuple(shape), np.dtype(dtype))
+
+    def reference(*, dimension, shape, dtype):
+        idx = np.arange(shape[dimension]).reshape(
+            [-1 if i == dimension else 1 for i in range(len(shape))])
+        return np.broadcast_to(idx, shape).astype(dtype)
+
+    return OpDef("ember.iota", (), infer, reference, frozenset({Trait.PURE}),
+                 {"dimension": Attr.I64}, type_params=("shape", "dtype"),
+                 doc="Indices along one dimension (arange).")
+
+
+def _broadcast_in_dim() -> OpDef:
+    name = "ember.broadcast_in_dim"
+
+    def infer(x: ShapedArray, *, shape: tuple[int, ...], broadcast_dimensions) -> ShapedArray:
+        bd = tuple(broadcast_dimensions)
+        _require(len(bd) == x.ndim, name, f"one broadcast dimension per operand axis ({x.ndim})",
+                 bd)
+        _require(all(0 <= d < len(shape) for d in bd) and list(bd) == sorted(set(bd)), name,
+                 f"strictly increasing broadcast_dimensions in [0, {len(shape)})", bd)
+        for axis, d in enumerate(bd):
+            _require(x.shape[axis] in (1, shape[d]), name,
+                     f"operand dim {axis} to be 1 or {shape[d]}", x.shape[axis])
+        return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+    def reference(x, *, shape, broadcast_dimensions):
+        expanded = np.reshape(x, [x.shape[broadcast_dimensions.index(i)]
+                                  if i in broadcast_dimensions else 1
+                                  for i in range(len(shape))])
+        return np.broadcast_to(expanded, shape)
+
+    return OpDef(name, ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}),
+                 {"broadcast_dimensions": Attr.I64_ARRAY}, type_params=("shape",),
+                 doc="Broadcast to `shape`, operand axis i going to broadcast_dimensions[i].")
+
+
+def _reshape() -> OpDef:
+    def infer(x: ShapedArray, *, shape: tuple[int, ...]) -> ShapedArray:
+        size = int(np.prod(shape, dtype=np.int64))
+        _require(size == x.size, "ember.reshape", f"a shape of {x.size} elements",
+                 tuple(shape))
+        return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+    def reference(x, *, shape):
+        return np.reshape(x, shape)
+
+    return OpDef("ember.reshape", ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}), type_params=("shape",),
+                 doc="Row-major reshape.")
+
+
+def _transpose() -> OpDef:
+    def infer(x: ShapedArray, *, permutation) -> ShapedArray:
+        perm = tuple(permutation)
+        _require(sorted(perm) == list(range(x.ndim)), "ember.transpose",
+                 f"a permutation of range({x.ndim})", perm)
+        return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype, x.weak_type)
+
+    def reference(x, *, permutation):
+        return np.transpose(x, permutation)
+
+    return OpDef("ember.transpose", ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}), {"permutation": Attr.I64_ARRAY},
+                 doc="Permute axes: result axis i is operand axis permutation[i].")
+
+
+def _reduce(name: str, ref: Callable, combiner: Mapping[str, str], init: Callable,
+            doc: str) -> OpDef:
+    full = f"ember.{name}"
+
+    def infer(x: ShapedArray, *, axes) -> ShapedArray:
+        axes = tuple(axes)
+        _check_axes(full, axes, x.ndim)
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)
+
+    def reference(x, *, axes):
+        return np.asarray(ref(x, axis=tuple(axes))).astype(x.dtype)
+
+    return OpDef(full, ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.REDUCTION}), {"axes": Attr.I64_ARRAY},
+                 scalar=_table(combiner), init=init, doc=doc)
+
+
+def _reduce_max_ref(x, axis):
+    if x.size == 0:
+        return np.full([d for i, d in enumerate(x.shape) if i not in axis], _lowest(x.dtype))
+    return np.max(x, axis=axis)
+
+
+def _reduce_min_ref(x, axis):
+    if x.size == 0:
+        return np.full([d for i, d in enumerate(x.shape) if i not in axis], _highest(x.dtype))
+    return np.min(x, axis=axis)
+
+
+def _lowest(dtype: np.dtype):
+    if kind(dtype) == "f":
+        return -np.inf
+    return False if dtype == np.bool_ else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype):
+    if kind(dtype) == "f":
+        return np.inf
+    return True if dtype == np.bool_ else np.iinfo(dtype).max
+
+
+def _dot_general() -> OpDef:
+    name = "ember.dot_general"
+
+    def infer(lhs: ShapedArray, rhs: ShapedArray, *, lhs_contracting, rhs_contracting,
+              lhs_batch, rhs_batch) -> ShapedArray:
+        _same_dtypes(name, (lhs, rhs))
+        lc, rc, lb, rb = map(tuple, (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch))
+        _check_axes(name, lc + lb, lhs.ndim)
+        _check_axes(name, rc + rb, rhs.ndim)
+        _require(len(lc) == len(rc) and len(lb) == len(rb), name,
+                 "as many lhs as rhs contracting and batch dims", (lc, rc, lb, rb))
+        for a, b in zip(lc + lb, rc + rb, strict=True):
+            _require(lhs.shape[a] == rhs.shape[b], name, f"lhs dim {a} == rhs dim {b}",
+                     (lhs.shape, rhs.shape))
+        batch = tuple(lhs.shape[i] for i in lb)
+        lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc + lb)
+        rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc + rb)
+        return ShapedArray(batch + lfree + rfree, lhs.dtype, lhs.weak_type and rhs.weak_type)
+
+    def reference(a, b, *, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch):
+        letters = iter("abcdefghijklmnopqrstuvwxyz")
+        la = [next(letters) for _ in range(a.ndim)]
+        lb_ = [next(letters) for _ in range(b.ndim)]
+        for i, j in zip(list(lhs_contracting) + list(lhs_batch),
+                        list(rhs_contracting) + list(rhs_batch), strict=True):
+            lb_[j] = la[i]
+        out = ([la[i] for i in lhs_batch]
+               + [c for i, c in enumerate(la) if i not in (*lhs_contracting, *lhs_batch)]
+               + [c for i, c in enumerate(lb_) if i not in (*rhs_contracting, *rhs_batch)])
+        spec = f"{''.join(la)},{''.join(lb_)}->{''.join(out)}"
+        return np.einsum(spec, a, b).astype(a.dtype)
+
+    return OpDef(name, ("lhs", "rhs"), infer, reference,
+                 frozenset({Trait.PURE, Trait.CONTRACTION}),
+                 {k: Attr.I64_ARRAY for k in ("lhs_contracting", "rhs_contracting",
+                                              "lhs_batch", "rhs_batch")},
+                 doc="Contraction; result axes are batch, lhs free, rhs free (as in XLA).")
+
+
+def _np_div(a, b):
+    with np.errstate(all="ignore"):
+        return np.true_divide(a, b).astype(a.dtype)
+
+
+def _quiet(fn: Callable) -> Callable:
+    def ref(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+    ref.__name__ = getattr(fn, "__name__", "ref")
+    return ref
+
+
+def _pow_ref(a, b):
+    if kind(a.dtype) in "iu":
+        return np.power(a, np.maximum(b, 0)) * (b >= 0) + (b < 0) * (a == 1)
+    return np.power(a, b)
+
+
+_SUM = {"f": "{r} = arith.addf {0}, {1} : {t}", "i": "{r} = arith.addi {0}, {1} : {t}",
+        "b": "{r} = arith.ori {0}, {1} : {t}"}
+_PRODUCT = {"f": "{r} = arith.mulf {0}, {1} : {t}", "i": "{r} = arith.muli {0}, {1} : {t}",
+            "b": "{r} = arith.andi {0}, {1} : {t}"}
+_MAX = {"f": "{r} = arith.maximumf {0}, {1} : {t}", "i": "{r} = arith.maxsi {0}, {1} : {t}",
+        "u": "{r} = arith.maxui {0}, {1} : {t}", "b": "{r} = arith.ori {0}, {1} : {t}"}
+_MIN = {"f": "{r} = arith.minimumf {0}, {1} : {t}", "i": "{r} = arith.minsi {0}, {1} : {t}",
+        "u": "{r} = arith.minui {0}, {1} : {t}", "b": "{r} = arith.andi {0}, {1} : {t}"}
+
+ADD = elementwise("add", 2, _SUM, _quiet(np.add), commutative=True)
+SUB = elementwise("sub", 2, {"f": "{r} = arith.subf {0}, {1} : {t}",
+                             "i": "{r} = arith.subi {0}, {1} : {t}"},
+                  _quiet(np.subtract), kinds="uif")
+MUL = elementwise("mul", 2, _PRODUCT, _quiet(np.multiply), commutative=True)
+DIV = elementwise("div", 2, {"f": "{r} = arith.divf {0}, {1} : {t}"}, _np_div, kinds="f")
+POW = elementwise("pow", 2, _pow_body, _quiet(_pow_ref), kinds="uif")
+MAX = elementwise("max", 2, _MAX, _quiet(np.maximum), commutative=True)
+MIN = elementwise("min", 2, _MIN, _quiet(np.minimum), commutative=True)
+AND = elementwise("and", 2, {"i": "{r} = arith.andi {0}, {1} : {t}"}, np.bitwise_and,
+                  kinds="bui", commutative=True)
+OR = elementwise("or", 2, {"i": "{r} = arith.ori {0}, {1} : {t}"}, np.bitwise_or,
+                 kinds="bui", commutative=True)
+NOT = elementwise("not", 1, {"b": "{x0} = arith.constant true\n{r} = arith.xori {0}, {x0} : {t}",
+                             "i": "{x0} = arith.constant -1 : {t}\n"
+                                  "{r} = arith.xori {0}, {x0} : {t}"},
+                  np.invert, kinds="bui")
+NEG = elementwise("neg", 1, {"f": "{r} = arith.negf {0} : {t}",
+                             "i": "{x0} = arith.constant 0 : {t}\n{r} = arith.subi {x0}, {0} : {t}"},
+                  _quiet(np.negative), kinds="uif")
+ABS = elementwise("abs", 1, {"f": "{r} = math.absf {0} : {t}", "i": "{r} = math.absi {0} : {t}",
+                             "u": "{r} = {0}"}, np.abs, kinds="uif")
+SIGN = elementwise("sign", 1, {
+    "f": "{x0} = arith.constant 0.0 : {t}\n{x1} = arith.constant 1.0 : {t}\n"
+         "{x2} = math.copysign {x1}, {0} : {t}\n{x3} = arith.cmpf oeq, {0}, {x0} : {t}\n"
+         "{x4} = arith.select {x3}, {0}, {x2} : {t}\n{x5} = arith.cmpf uno, {0}, {0} : {t}\n"
+         "{r} = arith.select {x5}, {0}, {x4} : {t}",
+    "i": "{x0} = arith.constant 0 : {t}\n{x1} = arith.constant 1 : {t}\n"
+         "{x2} = arith.constant -1 : {t}\n{x3} = arith.cmpi sgt, {0}, {x0} : {t}\n"
+         "{x4} = arith.cmpi slt, {0}, {x0} : {t}\n{x5} = arith.select {x4}, {x2}, {x0} : {t}\n"
+         "{r} = arith.select {x3}, {x1}, {x5} : {t}",
+    "u": "{x0} = arith.constant 0 : {t}\n{x1} = arith.constant 1 : {t}\n"
+         "{x3} = arith.cmpi ugt, {0}, {x0} : {t}\n{r} = arith.select {x3}, {x1}, {x0} : {t}"},
+    _sign_ref, kinds="uif")
+EXP = _unary_float("exp", "exp", _quiet(np.exp))
+LOG = _unary_float("log", "log", _quiet(np.log))
+SQRT = _unary_float("sqrt", "sqrt", _quiet(np.sqrt))
+RSQRT = _unary_float("rsqrt", "rsqrt", _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
+TANH = _unary_float("tanh", "tanh", _quiet(np.tanh))
+SIN = _unary_float("sin", "sin", _quiet(np.sin))
+COS = _unary_float("cos", "cos", _quiet(np.cos))
+FLOOR = _unary_float("floor", "floor", np.floor)
+CEIL = _unary_float("ceil", "ceil", np.ceil)
+SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}",
+                                   "i": "{r} = arith.select {0}, {1}, {2} : {t}"},
+                     np.where, doc="select(pred, on_true, on_false); pred is bool.")
+COMPARE = _compare()
+CONVERT = _convert()
+CONSTANT = _constant()
+IOTA = _iota()
+BROADCAST_IN_DIM = _broadcast_in_dim()
+RESHAPE = _reshape()
+TRANSPOSE = _transpose()
+REDUCE_SUM = _reduce("reduce_sum", np.sum, _SUM, lambda d: 0,
+                     "Sum over `axes`.")
+REDUCE_MAX = _reduce("reduce_max", _reduce_max_ref, _MAX, _lowest, "Max over `axes`; NaN wins.")
+REDUCE_MIN = _reduce("reduce_min", _reduce_min_ref, _MIN, _highest, "Min over `axes`; NaN wins.")
+DOT_GENERAL = _dot_general()
+
+OPS: dict[str, OpDef] = {
+    op.name: op for op in (
+        ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
+        TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
+        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL)
+}

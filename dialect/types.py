@@ -1,0 +1,111 @@
+"""Abstract values: what a tracer knows about an array (shape, dtype, weak type).
+
+The MLIR spelling of each dtype lives here too, because the ember dialect's tensors use it:
+unsigned integers keep their `ui` spelling in ember IR and become signless only in linalg.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+# NumPy dtype -> MLIR element type, in ember IR (signedness kept).
+_MLIR_ELEMENT = {
+    np.dtype(np.bool_): "i1",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8",
+    np.dtype(np.uint16): "ui16",
+    np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
+    np.dtype(np.float16): "f16",
+    bfloat16: "bf16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+}
+_FROM_MLIR = {v: k for k, v in _MLIR_ELEMENT.items()}
+SUPPORTED_DTYPES = tuple(_MLIR_ELEMENT)
+
+
+def element_type(dtype: np.dtype) -> str:
+    """The element type spelled in ember IR (`i32`, `ui8`, `f32`, `i1`)."""
+    try:
+        return _MLIR_ELEMENT[dtype]
+    except KeyError:
+        raise TypeError(f"ember does not support dtype {dtype}") from None
+
+
+def signless_element_type(dtype: np.dtype) -> str:
+    """The element type spelled in upstream dialects (`i32` for int32 and uint32)."""
+    name = element_type(dtype)
+    return name.removeprefix("u")
+
+
+def dtype_from_element_type(name: str) -> np.dtype:
+    return _FROM_MLIR[name]
+
+
+def kind(dtype: np.dtype) -> str:
+    """'b' bool, 'i' signed int, 'u' unsigned int, 'f' float (bfloat16 included)."""
+    if dtype == bfloat16:
+        return "f"
+    return dtype.kind
+
+
+def short_name(dtype: np.dtype) -> str:
+    """JAX's short spelling: f32, i32, u8, bool, bf16."""
+    if dtype == np.bool_:
+        return "bool"
+    if dtype == bfloat16:
+        return "bf16"
+    return f"{dtype.kind}{dtype.itemsize * 8}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShapedArray:
+    """The abstract value of an array: its shape, dtype and whether its type is weak."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def str_short(self) -> str:
+        """`f32[3,4]`, the form JAX prints in cache-miss explanations and errors."""
+        return f"{short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def tensor_type(self) -> str:
+        return tensor_type(self.shape, element_type(self.dtype))
+
+    def signless_tensor_type(self) -> str:
+        return tensor_type(self.shape, signless_element_type(self.dtype))
+
+    def update(self, **changes) -> ShapedArray:
+        fields = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
+        fields.update(changes)
+        return ShapedArray(**fields)
+
+
+def tensor_type(shape: tuple[int, ...], element: str) -> str:
+    dims = "".join(f"{d}x" for d in shape)
+    return f"tensor<{dims}{element}>"
+
+
+def parse_tensor_type(text: str) -> ShapedArray:
+    """Inverse of `ShapedArray.tensor_type` (weak types are not spelled in IR)."""
+    body = text.removeprefix("tensor<").removesuffix(">")
+    *dims, elem = body.split("x")
+    return ShapedArray(tuple(int(d) for d in dims), dtype_from_element_type(elem))

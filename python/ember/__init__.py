@@ -1,0 +1,55 @@
+"""Ember: a JIT and AOT compiler for array programs, built on MLIR and IREE."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as _np
+
+from ember import config, errors, numpy, tree_util
+from ember._src import array_methods as _array_methods
+from ember._src import dtypes as _dtypes
+from ember._src.events import count_events
+from ember._src.jit import Compiled, JitFunction, Lowered, Traced, clear_caches, jit
+from ember.dialect.types import ShapedArray
+from ember.runtime import Array, Device
+from ember.runtime import devices as _devices
+from ember.runtime import get as _get_device
+from ember.runtime import put as _put
+
+__version__ = "0.1.0"
+_array_methods.install()
+
+
+def devices(platform: str | None = None) -> list[Device]:
+    found = list(_devices())
+    return [d for d in found if platform is None or d.platform == platform]
+
+
+def device_put(x: Any, device: Device | str | None = None) -> Any:
+    """Copy host data (or a pytree of it) to a device; ember arrays pass through."""
+    dev = _get_device(device) if isinstance(device, str) else (device or _get_device(
+        config.read("ember_default_device")))
+
+    def one(leaf: Any) -> Any:
+        if isinstance(leaf, Array):
+            return leaf
+        dtype, weak = _dtypes.dtype_and_weak(leaf)
+        value = _np.asarray(leaf, dtype)
+        return _put(value, ShapedArray(value.shape, dtype, weak), dev)
+
+    return tree_util.tree_map(one, x)
+
+
+def block_until_ready(tree: Any) -> Any:
+    for leaf in tree_util.tree_leaves(tree):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return tree
+
+
+__all__ = [
+    "Array", "Compiled", "Device", "JitFunction", "Lowered", "ShapedArray", "Traced",
+    "block_until_ready", "clear_caches", "config", "count_events", "device_put", "devices",
+    "errors", "jit", "numpy", "tree_util",
+]

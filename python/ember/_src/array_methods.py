@@ -1,0 +1,40 @@
+"""Operators and methods shared by `ember.Array` and tracers, defined once from ember.numpy."""
+
+from __future__ import annotations
+
+from ember import numpy as enp
+from ember.runtime import Array
+
+from .core import Tracer
+
+
+def _swap(f):
+    return lambda self, other: f(other, self)
+
+
+_METHODS = {
+    "__add__": enp.add, "__radd__": _swap(enp.add),
+    "__sub__": enp.subtract, "__rsub__": _swap(enp.subtract),
+    "__mul__": enp.multiply, "__rmul__": _swap(enp.multiply),
+    "__truediv__": enp.true_divide, "__rtruediv__": _swap(enp.true_divide),
+    "__pow__": enp.power, "__rpow__": _swap(enp.power),
+    "__matmul__": enp.matmul, "__rmatmul__": _swap(enp.matmul),
+    "__neg__": enp.negative, "__pos__": enp.positive, "__abs__": enp.absolute,
+    "__lt__": enp.less, "__le__": enp.less_equal, "__gt__": enp.greater,
+    "__ge__": enp.greater_equal, "__eq__": enp.equal, "__ne__": enp.not_equal,
+    "__and__": enp.bitwise_and, "__rand__": _swap(enp.bitwise_and),
+    "__or__": enp.bitwise_or, "__ror__": _swap(enp.bitwise_or),
+    "__invert__": enp.invert,
+    "astype": enp.astype, "reshape": lambda self, *shape: enp.reshape(
+        self, shape[0] if len(shape) == 1 else shape),
+    "transpose": lambda self, *axes: enp.transpose(self, axes or None),
+    "sum": enp.sum, "max": enp.max, "min": enp.min, "mean": enp.mean,
+    "T": property(lambda self: enp.transpose(self)),
+}
+
+
+def install() -> None:
+    for cls in (Array, Tracer):
+        for name, method in _METHODS.items():
+            setattr(cls, name, method)
+        cls.__hash__ = None

@@ -1,0 +1,266 @@
+"""Tracing: tracers carry abstract values and build ember IR; outside a trace, ops run eagerly.
+
+`bind(op, *operands, **params)` is the one door into the dialect. Under a trace it appends an
+`ember.*` op; with only concrete arrays and no active trace it runs the op alone through its
+own small compiled module (compiled once per signature, as JAX's op-by-op mode does).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from iree.compiler import ir as mlir
+from iree.compiler.dialects import func as func_d
+
+from ember import errors
+from ember.compiler import pipeline
+from ember.dialect import ir as eir
+from ember.dialect import ops
+from ember.dialect.ops import OpDef
+from ember.dialect.types import ShapedArray
+from ember.runtime import Array, Device, Executable
+from ember.runtime import default as default_device
+from ember.runtime import put
+
+from . import dtypes, events
+
+_local = threading.local()
+
+
+def _stack() -> list[Trace]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def current_trace() -> Trace | None:
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+class Trace:
+    """One function being traced into one ember module."""
+
+    def __init__(self, fun_name: str, fun_location: str, in_avals: Sequence[ShapedArray],
+                 arg_names: Sequence[str], fixes: Callable[[str], str] | None = None):
+        self.fun_name = fun_name
+        self.fun_location = fun_location
+        self.fixes = fixes or (lambda name: "")
+        self.alive = True
+        with eir.LOCK, eir.context(), mlir.Location.unknown():
+            self.module = mlir.Module.create()
+            self.module.operation.attributes["sym_name"] = mlir.StringAttr.get(
+                _symbol(fun_name))
+            in_types = [eir.tensor_type(a) for a in in_avals]
+            with mlir.InsertionPoint(self.module.body):
+                self.func = func_d.FuncOp("main", mlir.FunctionType.get(in_types, []))
+            self.block = self.func.add_entry_block()
+        self.args = [Tracer(self, aval, value, frozenset({name}))
+                     for aval, value, name in zip(in_avals, self.block.arguments, arg_names,
+                                                  strict=True)]
+        self.constants: dict[int, Tracer] = {}
+
+    def __enter__(self) -> Trace:
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _stack().pop()
+        self.alive = False
+
+    def emit(self, op: OpDef, operands: Sequence[Any], params: dict) -> Tracer:
+        tracers = [self.lift(x) for x in operands]
+        result = op.infer(*(t.aval for t in tracers), **params)
+        with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(self.block):
+            operation = eir.build(op, [t.value for t in tracers], params, result)
+        origin = frozenset().union(*(t.origin for t in tracers))
+        return Tracer(self, result, operation.result, origin)
+
+    def lift(self, x: Any) -> Tracer:
+        """A tracer of this trace for `x`; concrete arrays become constants."""
+        if isinstance(x, Tracer):
+            if x.trace is not self:
+                check_alive(x)
+            return x
+        cached = self.constants.get(id(x))
+        if cached is not None and cached._source is x:
+            return cached
+        dtype, weak = dtypes.dtype_and_weak(x)
+        value = np.asarray(x, dtype=dtype)
+        tracer = self.emit_constant(value, weak)
+        tracer._source = x
+        self.constants[id(x)] = tracer
+        return tracer
+
+    def emit_constant(self, value: np.ndarray, weak: bool) -> Tracer:
+        aval = ShapedArray(value.shape, value.dtype, weak)
+        with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(self.block):
+            operation = eir.build(ops.CONSTANT, [], {"value": value}, aval)
+        return Tracer(self, aval, operation.result, frozenset())
+
+    def finish(self, outputs: Sequence[Any]) -> list[ShapedArray]:
+        """Return `outputs` from the function; gives their abstract values."""
+        tracers = [self.lift(x) for x in outputs]
+        with eir.LOCK, eir.context(), mlir.Location.unknown():
+            with mlir.InsertionPoint(self.block):
+                func_d.ReturnOp([t.value for t in tracers])
+            in_types = [a.type for a in self.block.arguments]
+            self.func.attributes["function_type"] = mlir.TypeAttr.get(
+                mlir.FunctionType.get(in_types, [t.value.type for t in tracers]))
+        return [t.aval for t in tracers]
+
+    def describe(self) -> str:
+        return f"the function {self.fun_name} at {self.fun_location}"
+
+
+def _symbol(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return f"jit_{cleaned}"
+
+
+def check_alive(t: Tracer) -> None:
+    if not t.trace.alive:
+        raise errors.UnexpectedTracerError(
+            f"Encountered an unexpected tracer: a value of type {t.aval.str_short()} created "
+            f"while tracing {t.trace.describe()} was used after that trace ended. It escaped "
+            f"through a global variable, a closure or a side effect. Return it from the "
+            f"jitted function instead of storing it.")
+
+
+class Tracer:
+    """A value inside a trace: its abstract value and the IR value that computes it."""
+
+    __slots__ = ("trace", "aval", "value", "origin", "_source")
+    __array_priority__ = 200
+
+    def __init__(self, trace: Trace, aval: ShapedArray, value: mlir.Value, origin: frozenset):
+        self.trace = trace
+        self.aval = aval
+        self.value = value
+        self.origin = origin
+        self._source = None
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}>with<jit>"
+
+    __hash__ = None
+
+    def _concretization(self, cls: type, what: str) -> Exception:
+        names = sorted(self.origin)
+        if names:
+            plural = "s" if len(names) > 1 else ""
+            because = (f"This concrete value was not available in Python because it depends "
+                       f"on the value of the argument{plural} {' and '.join(names)}.")
+            fixes = "\n".join(f for f in (self.trace.fixes(n) for n in names) if f)
+        else:
+            because = "This value was computed inside the traced function."
+            fixes = ""
+        return cls(f"{what} of traced array with shape {self.aval.str_short()}.\n"
+                   f"The error occurred while tracing {self.trace.describe()} for jit. "
+                   f"{because}\n{fixes}\nSee {errors.README}{cls.__name__.lower()}")
+
+    def __bool__(self) -> bool:
+        raise self._concretization(errors.TracerBoolConversionError,
+                                   "Attempted boolean conversion")
+
+    def __int__(self) -> int:
+        raise self._concretization(errors.TracerIntegerConversionError,
+                                   "Attempted integer conversion")
+
+    __index__ = __int__
+
+    def __float__(self) -> float:
+        raise self._concretization(errors.ConcretizationTypeError, "Attempted float conversion")
+
+    def __array__(self, *args, **kwargs):
+        raise self._concretization(errors.TracerArrayConversionError,
+                                   "Attempted NumPy conversion (numpy.asarray)")
+
+
+# ----------------------------------------------------------------------------- binding
+
+def bind(op: OpDef, *operands: Any, **params: Any) -> Any:
+    trace = None
+    for x in operands:
+        if isinstance(x, Tracer):
+            check_alive(x)
+            if trace is None or _depth(x.trace) > _depth(trace):
+                trace = x.trace
+    if trace is None:
+        trace = current_trace()
+    if trace is not None:
+        return trace.emit(op, operands, params)
+    return _eager(op, [as_array(x) for x in operands], params)
+
+
+def _depth(trace: Trace) -> int:
+    stack = _stack()
+    return stack.index(trace) if trace in stack else -1
+
+
+def constant(value: np.ndarray, weak: bool = False) -> Any:
+    """A literal: an IR constant under a trace, a device array otherwise."""
+    trace = current_trace()
+    if trace is not None:
+        return trace.emit_constant(value, weak)
+    return put(value, ShapedArray(value.shape, value.dtype, weak), default_device())
+
+
+def as_array(x: Any) -> Array:
+    if isinstance(x, Array):
+        return x
+    dtype, weak = dtypes.dtype_and_weak(x)
+    value = np.asarray(x, dtype)
+    return put(value, ShapedArray(value.shape, dtype, weak), default_device())
+
+
+_EAGER: dict[tuple, Executable] = {}
+
+
+def _freeze(params: dict) -> tuple:
+    return tuple(sorted((k, str(v) if isinstance(v, np.dtype) else v)
+                        for k, v in params.items()))
+
+
+def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
+    key = (op, tuple(a.aval for a in arrays), _freeze(params))
+    exe = _EAGER.get(key)
+    if exe is None:
+        exe = _compile_single(op, [a.aval for a in arrays], params, arrays[0].device
+                              if arrays else default_device())
+        _EAGER[key] = exe
+    return exe(arrays)[0]
+
+
+def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
+                    device: Device) -> Executable:
+    names = [f"x{i}" for i in range(len(avals))]
+    with Trace(op.name, "<eager>", avals, names) as trace:
+        out = trace.emit(op, trace.args, params)
+    out_avals = trace.finish([out])
+    events.emit("eager_compile")
+    return Executable(compile_module(trace.module, op.name)[1], device, out_avals)
+
+
+def compile_module(module: mlir.Module, name: str) -> tuple[dict[str, str], bytes]:
+    """Run every phase; returns the text of each IR phase and the vmfb."""
+    pipeline.optimize(module)
+    texts = {"ember": str(module)}
+    pipeline.lower(module)
+    texts["linalg"] = str(module)
+    return texts, pipeline.to_vmfb(texts["linalg"], name=name)

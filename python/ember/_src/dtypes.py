@@ -1,0 +1,108 @@
+"""JAX's type promotion lattice, with weakly typed Python scalars, and dtype defaults."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ember import config
+from ember.dialect.types import SUPPORTED_DTYPES, bfloat16
+
+_b, _i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32,
+                                                   np.int64))
+_u8, _u16, _u32, _u64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+_f16, _f32, _f64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_bf16 = bfloat16
+# Weak kinds: the types of Python int/float scalars (and of weakly typed arrays).
+INT_WEAK, FLOAT_WEAK = "i*", "f*"
+
+_EDGES: dict[Any, tuple] = {
+    _b: (INT_WEAK,),
+    INT_WEAK: (_u8, _i8),
+    _u8: (_i16, _u16), _u16: (_i32, _u32), _u32: (_i64, _u64), _u64: (FLOAT_WEAK,),
+    _i8: (_i16,), _i16: (_i32,), _i32: (_i64,), _i64: (FLOAT_WEAK,),
+    FLOAT_WEAK: (_bf16, _f16), _bf16: (_f32,), _f16: (_f32,), _f32: (_f64,), _f64: (),
+}
+
+
+@functools.cache
+def _upper(node) -> frozenset:
+    """Every node at or above `node` in the lattice."""
+    return frozenset({node}).union(*(_upper(n) for n in _EDGES[node]))
+
+
+@functools.cache
+def _join(nodes: frozenset):
+    common = frozenset.intersection(*(_upper(n) for n in nodes))
+    # The least upper bound is the common node that all other common nodes sit above.
+    for candidate in common:
+        if common <= _upper(candidate):
+            return candidate
+    raise TypeError(f"no common type for {sorted(map(str, nodes))}")
+
+
+def default_int() -> np.dtype:
+    return _i64 if config.read("ember_enable_x64") else _i32
+
+
+def default_float() -> np.dtype:
+    return _f64 if config.read("ember_enable_x64") else _f32
+
+
+def canonicalize(dtype: Any) -> np.dtype:
+    """64-bit types narrow to 32-bit unless x64 is enabled (as in JAX)."""
+    dtype = np.dtype(dtype)
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"ember does not support dtype {dtype}; supported: "
+                        f"{[str(d) for d in SUPPORTED_DTYPES]}")
+    if not config.read("ember_enable_x64"):
+        dtype = {_i64: _i32, _u64: _u32, _f64: _f32}.get(dtype, dtype)
+    return dtype
+
+
+def _node(dtype: np.dtype, weak: bool):
+    if not weak:
+        return dtype
+    return INT_WEAK if dtype.kind in "iu" else FLOAT_WEAK if dtype.kind in "fV" else dtype
+
+
+def promote(*types: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """(dtype, weak) of the result of combining values of these (dtype, weak) types."""
+    joined = _join(frozenset(_node(d, w) for d, w in types))
+    if joined == INT_WEAK:
+        return default_int(), True
+    if joined == FLOAT_WEAK:
+        return default_float(), True
+    return canonicalize(joined), False
+
+
+def result_type(*args: Any) -> np.dtype:
+    return promote(*(dtype_and_weak(a) for a in args))[0]
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    return promote((np.dtype(a), False), (np.dtype(b), False))[0]
+
+
+def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
+    """The (dtype, weak_type) a value has when it enters an ember computation."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval.dtype, aval.weak_type
+    if isinstance(x, bool):
+        return _b, False
+    if isinstance(x, int):
+        return default_int(), True
+    if isinstance(x, float):
+        return default_float(), True
+    if isinstance(x, (np.ndarray, np.generic)):
+        return canonicalize(x.dtype), False
+    if isinstance(x, (np.dtype, type)):
+        return canonicalize(x), False
+    raise TypeError(f"ember cannot interpret a value of type {type(x).__name__} as an array")
+
+
+def is_python_scalar(x: Any) -> bool:
+    return type(x) in (int, float, bool)

@@ -1,0 +1,372 @@
+"""`ember.jit`: trace once per signature, compile with IREE, call from a cache.
+
+Traced -> Lowered -> Compiled mirror JAX's staged API; each stage can print itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import optree
+
+from ember import config, tree_util
+from ember.compiler import pipeline
+from ember.dialect.types import ShapedArray
+from ember.runtime import Array, Executable, put
+from ember.runtime import default as default_device
+from ember.runtime import get as get_device
+
+from . import dtypes, events
+from .core import _EAGER, Trace, current_trace
+
+logger = logging.getLogger("ember")
+_NS = tree_util.NAMESPACE
+
+
+# ----------------------------------------------------------------------------- signatures
+
+@dataclass(frozen=True)
+class CacheKey:
+    """Everything about a call that decides the compiled code."""
+
+    in_tree: optree.PyTreeSpec
+    in_avals: tuple[ShapedArray, ...]
+    static: tuple[tuple[str, Any], ...]
+    device: str
+
+
+def _leaf_aval(x: Any) -> ShapedArray:
+    if isinstance(x, Array):
+        return x.aval
+    dtype, weak = dtypes.dtype_and_weak(x)  # raises TypeError for non-arrays
+    return ShapedArray(np.shape(x), dtype, weak)
+
+
+def _where(fun: Callable) -> str:
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return "<unknown>"
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def _fun_name(fun: Callable) -> str:
+    return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+
+
+class JitFunction:
+    """A function compiled on first call per signature, then called from the cache."""
+
+    def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
+                 donate_argnums=None, donate_argnames=None, device: str | None = None):
+        if not callable(fun):
+            raise TypeError(f"jit requires a callable, got {fun!r}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self._signature = _signature(fun)
+        self.static_argnums, self.static_argnames = _static_args(
+            fun, self._signature, static_argnums, static_argnames)
+        self.donate_argnums = tuple(_as_tuple(donate_argnums))
+        self.donate_argnames = tuple(_as_tuple(donate_argnames))
+        self.device = device
+        self._cache = _cache_for(fun, (self.static_argnums, self.static_argnames,
+                                       self.donate_argnums, self.donate_argnames))
+
+    def __repr__(self) -> str:
+        return f"<ember.jit of {_fun_name(self.fun)}>"
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # -- the cached call: flatten -> key -> lookup -> (compile on miss) -> invoke -> unflatten
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if current_trace() is not None:  # nested jit: inline into the enclosing trace
+            return self.fun(*args, **kwargs)
+        key, leaves = self._key(args, kwargs)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._lower(key, args, kwargs).compile()
+            self._cache[key] = compiled
+            self._warn_donation()
+        return compiled.call_leaves(leaves)
+
+    def _key(self, args: tuple, kwargs: dict) -> tuple[CacheKey, list[Any]]:
+        dyn_args, dyn_kwargs, static = self._split(args, kwargs)
+        leaves, tree = optree.tree_flatten((dyn_args, dyn_kwargs), namespace=_NS)
+        try:
+            avals = tuple(_leaf_aval(x) for x in leaves)
+        except TypeError:
+            raise self._bad_argument(dyn_args, dyn_kwargs) from None
+        key = CacheKey(tree, avals, static, self.device or "")
+        try:
+            hash(key)
+        except TypeError:
+            raise self._unhashable(static) from None
+        return key, leaves
+
+    def _split(self, args: tuple, kwargs: dict):
+        if not self.static_argnums and not self.static_argnames:
+            return args, kwargs, ()
+        nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}
+        static = [(f"arg{i}", a) for i, a in enumerate(args) if i in nums]
+        static += [(k, v) for k, v in sorted(kwargs.items()) if k in self.static_argnames]
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, tuple(static)
+
+    def _merge(self, dyn_args: Sequence[Any], dyn_kwargs: dict, args: tuple, kwargs: dict):
+        """Put static values back where the caller passed them."""
+        nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}
+        it = iter(dyn_args)
+        full_args = tuple(a if i in nums else next(it) for i, a in enumerate(args))
+        full_kwargs = {k: (v if k in self.static_argnames else dyn_kwargs[k])
+                       for k, v in kwargs.items()}
+        return full_args, full_kwargs
+
+    # -- errors
+    def _arg_names(self, args_len: int) -> list[str]:
+        params = list(self._signature.parameters) if self._signature else []
+        nums = {i if i >= 0 else i + args_len for i in self.static_argnums}
+        return [params[i] if i < len(params) else f"args[{i}]"
+                for i in range(args_len) if i not in nums]
+
+    def _leaf_paths(self, dyn_args: tuple, dyn_kwargs: dict) -> list[str]:
+        names = self._arg_names(len(dyn_args) + len(self.static_argnums))
+        paths, _, _ = optree.tree_flatten_with_path((dyn_args, dyn_kwargs), namespace=_NS)
+        out = []
+        for path in paths:
+            head = names[path[1]] if path[0] == 0 and path[1] < len(names) else str(path[1])
+            out.append(head + tree_util.keystr(path[2:]))
+        return out
+
+    def _bad_argument(self, dyn_args: tuple, dyn_kwargs: dict) -> TypeError:
+        paths = self._leaf_paths(dyn_args, dyn_kwargs)
+        leaves = optree.tree_leaves((dyn_args, dyn_kwargs), namespace=_NS)
+        for path, leaf in zip(paths, leaves, strict=True):
+            try:
+                _leaf_aval(leaf)
+            except TypeError:
+                return TypeError(
+                    f"Error interpreting argument to {self.fun!r} as an abstract array. The "
+                    f"problematic value is of type {type(leaf)} and was passed to the function "
+                    f"at path {path}.\nThis typically means that a jit-wrapped function was "
+                    f"called with a non-array argument, and this argument was not marked as "
+                    f"static using the static_argnums or static_argnames parameters of "
+                    f"ember.jit.")
+        return TypeError(f"{self.fun!r} was called with arguments ember cannot interpret")
+
+    def _unhashable(self, static: tuple) -> TypeError:
+        for name, value in static:
+            try:
+                hash(value)
+            except TypeError as e:
+                return TypeError(
+                    f"Non-hashable static arguments are not supported. {_fun_name(self.fun)} "
+                    f"got static argument {name} of type {type(value).__name__}: {value!r} "
+                    f"({e}). Pass a hashable value (e.g. a tuple instead of a list), or make "
+                    f"the argument non-static.")
+        return TypeError(f"{_fun_name(self.fun)} got an unhashable argument")
+
+    def _fix_for(self, name: str) -> str:
+        params = list(self._signature.parameters) if self._signature else []
+        fun = _fun_name(self.fun)
+        pos = f"static_argnums={params.index(name)} or " if name in params else ""
+        return (f"To branch on `{name}`, mark it static: ember.jit({fun}, {pos}"
+                f"static_argnames=['{name}']) (it then recompiles per value), or express the "
+                f"branch with ember.numpy.where / ember.lax.cond / ember.lax.while_loop.")
+
+    def _warn_donation(self) -> None:
+        if self.donate_argnums or self.donate_argnames:
+            warnings.warn("Some donated buffers were not usable: ember does not alias donated "
+                          "buffers yet; the inputs stay valid and outputs get new buffers.",
+                          UserWarning, stacklevel=3)
+
+    # -- staged API
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        key, _ = self._key(args, kwargs)
+        return self._trace(key, args, kwargs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        key, _ = self._key(args, kwargs)
+        return self._lower(key, args, kwargs)
+
+    def _lower(self, key: CacheKey, args: tuple, kwargs: dict) -> Lowered:
+        return self._trace(key, args, kwargs).lower()
+
+    def _trace(self, key: CacheKey, args: tuple, kwargs: dict) -> Traced:
+        events.emit("trace")
+        dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
+        names = self._leaf_paths(dyn_args, dyn_kwargs)
+        trace = Trace(_fun_name(self.fun), _where(self.fun), key.in_avals, names, self._fix_for)
+        with trace:
+            tracers = optree.tree_unflatten(key.in_tree, trace.args)
+            full_args, full_kwargs = self._merge(*tracers, args, kwargs)
+            out = self.fun(*full_args, **full_kwargs)
+            out_leaves, out_tree = optree.tree_flatten(out, namespace=_NS)
+            out_avals = trace.finish(out_leaves)
+        return Traced(self, key, trace, out_tree, out_avals)
+
+
+def _signature(fun: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+def _static_args(fun: Callable, sig: inspect.Signature | None, nums: Any, names: Any):
+    """JAX's mapping: given only numbers, infer names from the signature, and vice versa."""
+    nums, names = _as_tuple(nums), _as_tuple(names)
+    for n in nums:
+        if not isinstance(n, int):
+            raise TypeError(f"jit requires static_argnums to be ints, got {n!r}")
+    if sig is None:
+        return nums, names
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    has_var_args = any(p.kind == p.VAR_POSITIONAL for p in params)
+    has_var_kwargs = any(p.kind == p.VAR_KEYWORD for p in params)
+    if not has_var_args:
+        for n in nums:
+            if not -len(positional) <= n < len(positional):
+                raise ValueError(f"jit of {_fun_name(fun)} requires static_argnums within its "
+                                 f"{len(positional)} positional parameters, got {n}")
+        nums = tuple(n % len(positional) for n in nums)
+    for name in names:
+        if name not in sig.parameters and not has_var_kwargs:
+            raise ValueError(f"jit of {_fun_name(fun)} requires static_argnames to name its "
+                             f"parameters {list(sig.parameters)}, got {name!r}")
+    if not names:
+        names = tuple(positional[n].name for n in nums
+                      if n < len(positional) and positional[n].kind == positional[n]
+                      .POSITIONAL_OR_KEYWORD)
+    elif not nums:
+        nums = tuple(i for i, p in enumerate(positional) if p.name in names)
+    return nums, names
+
+
+# Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_STRONG_CACHES: dict[int, tuple[Any, dict]] = {}
+
+
+def _cache_for(fun: Callable, config: tuple) -> dict:
+    try:
+        per_fun = _CACHES.setdefault(fun, {})
+    except TypeError:  # not weak-referenceable: keep it alive with its cache
+        per_fun = _STRONG_CACHES.setdefault(id(fun), (fun, {}))[1]
+    return per_fun.setdefault(config, {})
+
+
+def clear_caches() -> None:
+    _CACHES.clear()
+    _STRONG_CACHES.clear()
+    _EAGER.clear()
+
+
+# ----------------------------------------------------------------------------- stages
+
+class Traced:
+    """A traced function: the ember-dialect module before any pass."""
+
+    def __init__(self, jitted: JitFunction, key: CacheKey, trace: Trace,
+                 out_tree: optree.PyTreeSpec, out_avals: list[ShapedArray]):
+        self.jitted, self.key, self.out_tree, self.out_avals = jitted, key, out_tree, out_avals
+        self.module = trace.module
+        self.ir = str(trace.module)
+
+    def lower(self) -> Lowered:
+        module = pipeline.clone(self.module)
+        name = str(self.module.operation.attributes["sym_name"]).strip('"')
+        pipeline.optimize(module)
+        texts = {"traced": self.ir, "ember": str(module)}
+        pipeline.lower(module)
+        texts["linalg"] = str(module)
+        return Lowered(self, name, texts)
+
+
+class Lowered:
+    """A lowered function: the text of every IR phase, ready for IREE."""
+
+    def __init__(self, traced: Traced, name: str, texts: dict[str, str]):
+        self.traced, self.name, self._texts = traced, name, texts
+
+    def as_text(self, stage: str = "ember") -> str:
+        if stage not in self._texts:
+            raise ValueError(f"as_text requires a stage in {list(self._texts)}, got {stage!r}")
+        return self._texts[stage]
+
+    def compile(self) -> Compiled:
+        start = time.perf_counter()
+        vmfb = pipeline.to_vmfb(self._texts["linalg"], name=self.name)
+        events.emit("compile")
+        if config.read("ember_log_compiles"):
+            logger.warning("Finished compiling %s for %s in %.1f ms", self.name,
+                           [a.str_short() for a in self.traced.key.in_avals],
+                           (time.perf_counter() - start) * 1e3)
+        return Compiled(self, vmfb)
+
+
+class Compiled:
+    """A compiled function: call it, save it, inspect its key."""
+
+    def __init__(self, lowered: Lowered, vmfb: bytes):
+        traced = lowered.traced
+        self.lowered = lowered
+        self.cache_key = traced.key
+        self.vmfb = vmfb
+        self._out_tree = traced.out_tree
+        device = get_device(traced.jitted.device) if traced.jitted.device else default_device()
+        self._executable = Executable(vmfb, device, traced.out_avals)
+        self._jitted = traced.jitted
+
+    def as_text(self, stage: str = "ember") -> str:
+        return self.lowered.as_text(stage)
+
+    def save(self, path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(self.vmfb)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key, leaves = self._jitted._key(args, kwargs)
+        if key != self.cache_key:
+            raise TypeError(f"{self.lowered.name} was compiled for "
+                            f"{[a.str_short() for a in self.cache_key.in_avals]}, got "
+                            f"{[a.str_short() for a in key.in_avals]}")
+        return self.call_leaves(leaves)
+
+    def call_leaves(self, leaves: list[Any]) -> Any:
+        executable = self._executable
+        arrays = [x if isinstance(x, Array) else
+                  put(np.asarray(x), aval, executable.device)
+                  for x, aval in zip(leaves, self.cache_key.in_avals, strict=True)]
+        return optree.tree_unflatten(self._out_tree, executable(arrays))
+
+
+def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
+        donate_argnums=None, donate_argnames=None, device: str | None = None) -> Any:
+    """Compile `fun` with Ember. Without `fun`, returns a decorator (the factory form)."""
+    options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                   device=device)
+    if fun is None:
+        return lambda f: JitFunction(f, **options)
+    return JitFunction(fun, **options)

@@ -1,0 +1,51 @@
+"""Options, settable with `ember.config.update(name, value)` or `EMBER_<NAME>` variables."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+_DEFAULTS: dict[str, Any] = {
+    "ember_enable_x64": False,
+    "ember_explain_cache_misses": False,
+    "ember_log_compiles": False,
+    "ember_check_tracer_leaks": False,
+    "ember_strict_donation": False,
+    "ember_default_device": "cpu",
+    "ember_compilation_cache_dir": None,
+}
+_values: dict[str, Any] = {}
+
+
+def _from_env(name: str, default: Any) -> Any:
+    raw = os.environ.get(name.upper())
+    if raw is None:
+        return default
+    if isinstance(default, bool):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    return raw
+
+
+def _canonical(name: str) -> str:
+    key = name.replace("jax_", "ember_", 1) if name.startswith("jax_") else name
+    if key not in _DEFAULTS:
+        raise AttributeError(f"ember.config.update requires a known option "
+                             f"({', '.join(sorted(_DEFAULTS))}), got {name!r}")
+    return key
+
+
+def update(name: str, value: Any) -> None:
+    _values[_canonical(name)] = value
+
+
+def read(name: str) -> Any:
+    key = _canonical(name)
+    if key not in _values:
+        _values[key] = _from_env(key, _DEFAULTS[key])
+    return _values[key]
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith(("ember_", "jax_")):
+        return read(name)
+    raise AttributeError(name)

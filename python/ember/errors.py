@@ -1,0 +1,44 @@
+"""Errors Ember raises for user mistakes. Each message names the function, the argument and
+the fix."""
+
+from __future__ import annotations
+
+from ember.compiler.errors import CompileError
+from ember.dialect.ops import VerifyError
+
+README = "https://github.com/ember/ember#"
+
+
+class EmberTypeError(TypeError):
+    pass
+
+
+class ConcretizationTypeError(EmberTypeError):
+    """A concrete Python value was needed from a traced array."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """`bool(x)` (an `if`/`while` on a traced value)."""
+
+
+class TracerIntegerConversionError(EmberTypeError):
+    """`int(x)` or `x.__index__()` on a traced value."""
+
+
+class TracerArrayConversionError(EmberTypeError):
+    """`numpy.asarray(x)` on a traced value."""
+
+
+class UnexpectedTracerError(EmberTypeError):
+    """A tracer escaped its trace (through a global or a side effect) and was used later."""
+
+
+__all__ = [
+    "CompileError",
+    "ConcretizationTypeError",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+    "VerifyError",
+]

@@ -1,0 +1,7 @@
+"""Devices, device arrays and loaded executables. Imports neither the compiler nor the tracer."""
+
+from .array import Array, put
+from .device import Device, default, devices, get
+from .executable import Executable
+
+__all__ = ["Array", "Device", "Executable", "default", "devices", "get", "put"]

@@ -1,0 +1,134 @@
+"""`ember.Array`: an array in a device buffer, with its abstract value known up front."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import iree.runtime as rt
+import numpy as np
+
+from ember.dialect.types import ShapedArray, bfloat16
+
+from . import device as _device
+
+_ELEMENT = {
+    np.dtype(np.bool_): rt.HalElementType.BOOL_8,
+    np.dtype(np.int8): rt.HalElementType.SINT_8,
+    np.dtype(np.int16): rt.HalElementType.SINT_16,
+    np.dtype(np.int32): rt.HalElementType.SINT_32,
+    np.dtype(np.int64): rt.HalElementType.SINT_64,
+    np.dtype(np.uint8): rt.HalElementType.UINT_8,
+    np.dtype(np.uint16): rt.HalElementType.UINT_16,
+    np.dtype(np.uint32): rt.HalElementType.UINT_32,
+    np.dtype(np.uint64): rt.HalElementType.UINT_64,
+    np.dtype(np.float16): rt.HalElementType.FLOAT_16,
+    bfloat16: rt.HalElementType.BFLOAT_16,
+    np.dtype(np.float32): rt.HalElementType.FLOAT_32,
+    np.dtype(np.float64): rt.HalElementType.FLOAT_64,
+}
+_MEMORY = rt.MemoryType.DEVICE_LOCAL
+_USAGE = rt.BufferUsage.DEFAULT
+
+
+class Array:
+    """A device-resident array. `shape`/`dtype` never wait; reading values does."""
+
+    __slots__ = ("aval", "_buffer", "device", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, aval: ShapedArray, buffer: rt.HalBufferView, device: _device.Device):
+        self.aval = aval
+        self._buffer = buffer
+        self.device = device
+
+    # -- metadata, no waiting
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # -- values
+    @property
+    def buffer(self) -> rt.HalBufferView:
+        return self._buffer
+
+    def block_until_ready(self) -> Array:
+        # Invocations are synchronous today: a returned Array is already computed.
+        return self
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self._to_numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _to_numpy(self) -> np.ndarray:
+        if self.size == 0:
+            return np.zeros(self.shape, self.dtype)
+        mapped = self._buffer.map().asarray(list(self.shape), self.dtype)
+        return np.array(mapped, copy=True)
+
+    def item(self) -> Any:
+        return self._to_numpy().item()
+
+    def tolist(self) -> Any:
+        return self._to_numpy().tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self._to_numpy())
+
+    def __int__(self) -> int:
+        return int(self._to_numpy())
+
+    def __float__(self) -> float:
+        return float(self._to_numpy())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.ndim:
+            raise TypeError(f"only integer scalar arrays can be converted to an index, got "
+                            f"{self.aval.str_short()}")
+        return int(self._to_numpy())
+
+    __hash__ = None  # arrays are mutable-looking values, as in JAX: not usable as static args
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        body = np.array2string(self._to_numpy(), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype}{weak})"
+
+    def __str__(self) -> str:
+        return str(self._to_numpy())
+
+    def __format__(self, spec: str) -> str:
+        return format(self._to_numpy().item() if self.ndim == 0 else self._to_numpy(), spec)
+
+
+def put(value: np.ndarray, aval: ShapedArray, device: _device.Device) -> Array:
+    """Copy a host array into a new device buffer."""
+    host = np.ascontiguousarray(value, dtype=aval.dtype)
+    if host.size == 0:
+        host = np.zeros((1,), aval.dtype)  # IREE cannot allocate an empty copy source
+    buffer = device.hal.allocator.allocate_buffer_copy(
+        memory_type=_MEMORY, allowed_usage=_USAGE, device=device.hal, buffer=host,
+        element_type=_ELEMENT[aval.dtype])
+    if value.size == 0 or host.shape != aval.shape:
+        buffer = rt.HalBufferView(buffer.get_buffer(), list(aval.shape), _ELEMENT[aval.dtype])
+    return Array(aval, buffer, device)
