@@ -26,17 +26,22 @@ FOLD_LIMIT = 1024
 Pattern = Callable[[mlir.Operation, rewrite.PatternRewriter], bool]
 
 
+def _constant_op(value: mlir.Value) -> mlir.Operation | None:
+    op = producer(value)
+    return op if op is not None and eir.opdef(op) is ops.CONSTANT else None
+
+
 def _constant_value(value: mlir.Value) -> np.ndarray | None:
-    op = producer(value)
-    if op is None or eir.opdef(op) is not ops.CONSTANT:
+    op = _constant_op(value)
+    return None if op is None else eir.elements_value(op.attributes["value"])
+
+
+def _splat_scalar(value: mlir.Value) -> np.ndarray | None:
+    """The element of a splat constant as a 0-d array, without materializing the splat."""
+    op = _constant_op(value)
+    if op is None or not mlir.DenseElementsAttr(op.attributes["value"]).is_splat:
         return None
-    return eir.elements_value(op.attributes["value"])
-
-
-def _is_splat_constant(value: mlir.Value) -> bool:
-    op = producer(value)
-    return (op is not None and eir.opdef(op) is ops.CONSTANT
-            and mlir.DenseElementsAttr(op.attributes["value"]).is_splat)
+    return eir.splat_value(op.attributes["value"])
 
 
 def _replace_with_constant(op, rewriter, value: np.ndarray) -> None:
@@ -66,38 +71,41 @@ def fold_constants(op, rewriter) -> bool:
     row, avals, params = eir.read(op)
     if row.has(Trait.CONSTANT) or not op.operands:
         return False
-    splats = all(_is_splat_constant(v) for v in op.operands)
     result = eir.aval_of(op.results[0])
-    if result.size > FOLD_LIMIT and not (splats and _splat_preserving(row)):
-        return False
+    if result.size > FOLD_LIMIT:
+        return _fold_splats(op, rewriter, row, params, result)
     values = [_constant_value(v) for v in op.operands]
     if any(v is None for v in values):
         return False
-    if result.size > FOLD_LIMIT:  # splat in, splat out: compute one element
-        scalar = row.reference(*(v.reshape(-1)[:1].reshape(()) for v in values),
-                               **_scalar_params(row, params))
-        folded = np.full(result.shape, np.asarray(scalar).reshape(()), result.dtype)
-    else:
-        folded = np.asarray(row.reference(*values, **params), result.dtype)
+    folded = np.asarray(row.reference(*values, **params), result.dtype)
     _replace_with_constant(op, rewriter, folded.reshape(result.shape))
     return True
 
 
-def _splat_preserving(row: OpDef) -> bool:
-    return row.has(Trait.ELEMENTWISE) or row.has(Trait.DATA_MOVEMENT)
-
-
-def _scalar_params(row: OpDef, params: dict) -> dict:
-    if row.has(Trait.DATA_MOVEMENT):
-        return {}
-    return params
+def _fold_splats(op, rewriter, row: OpDef, params: dict, result) -> bool:
+    """Splat in, splat out: elementwise and data-movement ops need only one element."""
+    if not (row.has(Trait.ELEMENTWISE) or row.has(Trait.DATA_MOVEMENT)):
+        return False
+    scalars = [_splat_scalar(v) for v in op.operands]
+    if any(s is None for s in scalars):
+        return False
+    if row.has(Trait.ELEMENTWISE):
+        scalar = np.asarray(row.reference(*scalars, **params), result.dtype)
+    else:
+        scalar = scalars[0]
+    with rewriter.ip, op.location:
+        const = eir.build(ops.CONSTANT, [], {"value": np.broadcast_to(scalar, result.shape)},
+                          result)
+    rewriter.replace_op(op, [const.result])
+    return True
 
 
 def _identity_operand(op, unit: float) -> mlir.Value | None:
     """The other operand when one operand is the splat constant `unit`."""
     lhs, rhs = op.operands
     for mine, other in ((rhs, lhs), (lhs, rhs)):
-        if _is_splat_constant(mine) and _constant_value(mine).reshape(-1)[0] == unit:
+        scalar = _splat_scalar(mine)
+        if scalar is not None and scalar == unit:
             if mine is rhs or eir.opdef(op).has(Trait.COMMUTATIVE):
                 return other
     return None

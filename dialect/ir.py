@@ -56,14 +56,22 @@ def aval_of(value: mlir.Value) -> ShapedArray:
 def elements_attr(value: np.ndarray) -> mlir.Attribute:
     """A dense elements attribute; splats print as `dense<v>`, others as hex blobs."""
     ttype = tensor_type(ShapedArray(value.shape, value.dtype))
-    flat = value.reshape(-1)
-    if value.size and (flat == flat[0]).all() or value.size == 0:
-        return mlir.Attribute.parse(f"dense<{_literal(flat[0] if value.size else 0, value.dtype)}>"
-                                    f" : {ttype}")
+    if _is_splat(value):
+        first = value.reshape(-1)[0] if value.size else 0
+        return mlir.Attribute.parse(f"dense<{_literal(first, value.dtype)}> : {ttype}")
     if value.dtype == np.bool_:
         return mlir.Attribute.parse(f"dense<{_nested(value)}> : {ttype}")
     raw = np.ascontiguousarray(value).tobytes()
     return mlir.Attribute.parse(f'dense<"0x{raw.hex().upper()}"> : {ttype}')
+
+
+def _is_splat(value: np.ndarray) -> bool:
+    if value.size <= 1:
+        return True
+    flat = value.reshape(-1)
+    if value.dtype.kind == "f" and np.isnan(flat[0]):
+        return bool(np.isnan(flat).all())
+    return bool((flat == flat[0]).all())
 
 
 def _nested(value: np.ndarray) -> str:
@@ -89,8 +97,7 @@ def elements_value(attr: mlir.Attribute) -> np.ndarray:
     aval = parse_tensor_type(str(mlir.DenseElementsAttr(attr).type))
     dense = mlir.DenseElementsAttr(attr)
     if dense.is_splat:
-        scalar = _scalar_of(dense.get_splat_value(), aval.dtype)
-        return np.full(aval.shape, scalar, aval.dtype)
+        return np.full(aval.shape, splat_value(attr), aval.dtype)
     if aval.dtype == np.bool_:
         text = str(attr)
         body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
@@ -99,6 +106,13 @@ def elements_value(attr: mlir.Attribute) -> np.ndarray:
     text = str(attr)
     hexdata = text[text.index('"0x') + 3:text.index('"', text.index('"0x') + 1)]
     return np.frombuffer(bytes.fromhex(hexdata), aval.dtype).reshape(aval.shape).copy()
+
+
+def splat_value(attr: mlir.Attribute) -> np.ndarray:
+    """The one element of a splat attribute, as a 0-d array."""
+    dense = mlir.DenseElementsAttr(attr)
+    dtype = parse_tensor_type(str(dense.type)).dtype
+    return np.asarray(_scalar_of(dense.get_splat_value(), dtype), dtype)
 
 
 def _scalar_of(attr: mlir.Attribute, dtype: np.dtype):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ember.compiler.errors import CompileError
 from ember.dialect.ops import VerifyError
 
-README = "https://github.com/ember/ember#"
+README = "README.md#errors, entry "
 
 
 class EmberTypeError(TypeError):

@@ -172,7 +172,7 @@ class Tracer:
             fixes = ""
         return cls(f"{what} of traced array with shape {self.aval.str_short()}.\n"
                    f"The error occurred while tracing {self.trace.describe()} for jit. "
-                   f"{because}\n{fixes}\nSee {errors.README}{cls.__name__.lower()}")
+                   f"{because}\n{fixes}\nSee {errors.README}{cls.__name__}.")
 
     def __bool__(self) -> bool:
         raise self._concretization(errors.TracerBoolConversionError,

@@ -118,7 +118,7 @@ class JitFunction:
         if not self.static_argnums and not self.static_argnames:
             return args, kwargs, ()
         nums = {i if i >= 0 else i + len(args) for i in self.static_argnums}
-        static = [(f"arg{i}", a) for i, a in enumerate(args) if i in nums]
+        static = [(self._param_name(i), a) for i, a in enumerate(args) if i in nums]
         static += [(k, v) for k, v in sorted(kwargs.items()) if k in self.static_argnames]
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
@@ -134,6 +134,10 @@ class JitFunction:
         return full_args, full_kwargs
 
     # -- errors
+    def _param_name(self, i: int) -> str:
+        params = list(self._signature.parameters) if self._signature else []
+        return params[i] if i < len(params) else f"args[{i}]"
+
     def _arg_names(self, args_len: int) -> list[str]:
         params = list(self._signature.parameters) if self._signature else []
         nums = {i if i >= 0 else i + args_len for i in self.static_argnums}
@@ -180,10 +184,11 @@ class JitFunction:
     def _fix_for(self, name: str) -> str:
         params = list(self._signature.parameters) if self._signature else []
         fun = _fun_name(self.fun)
-        pos = f"static_argnums={params.index(name)} or " if name in params else ""
-        return (f"To branch on `{name}`, mark it static: ember.jit({fun}, {pos}"
-                f"static_argnames=['{name}']) (it then recompiles per value), or express the "
-                f"branch with ember.numpy.where / ember.lax.cond / ember.lax.while_loop.")
+        by_num = (f"ember.jit({fun}, static_argnums={params.index(name)}) or "
+                  if name in params else "")
+        return (f"To branch on `{name}`, mark it static: {by_num}ember.jit({fun}, "
+                f"static_argnames=['{name}']) (it then recompiles for each value), or express "
+                f"the branch with ember.numpy.where / ember.lax.cond / ember.lax.while_loop.")
 
     def _warn_donation(self) -> None:
         if self.donate_argnums or self.donate_argnames:
