@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
@@ -84,6 +85,8 @@ class Emitter:
             return args[0]
         subst = {"t": elem, "rt": result_elem, "r": self.fresh("s")}
         subst.update({f"x{i}": self.fresh("x") for i in range(template.count("{x"))})
+        template = template.replace("{", "{{").replace("}", "}}")
+        template = re.sub(r"\{\{(\w+)\}\}", r"{\1}", template)
         for line in template.split("\n"):
             self.emit("  " + line.format(*args, **subst))
         return subst["r"]
@@ -115,8 +118,12 @@ Lowering = Callable[[Emitter, OpDef, list[str], list[ShapedArray], dict, ShapedA
 def _derived(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict:
     """What scalar templates may ask besides IR attributes (convert's source and target)."""
     src = avals[-1] if avals else result
-    return dict(params, to=kind(result.dtype), src_bits=src.dtype.itemsize * 8,
-                dst_bits=result.dtype.itemsize * 8, same=src.dtype == result.dtype)
+    return dict(params, to=kind(result.dtype), src_bits=_bits(src), dst_bits=_bits(result),
+                same=src.dtype == result.dtype)
+
+
+def _bits(aval: ShapedArray) -> int:
+    return 1 if aval.dtype == np.bool_ else aval.dtype.itemsize * 8
 
 
 def lower_elementwise(em: Emitter, op: OpDef, args: list[str], avals: list[ShapedArray],

@@ -94,18 +94,23 @@ def _literal(v: Any, dtype: np.dtype) -> str:
 
 def elements_value(attr: mlir.Attribute) -> np.ndarray:
     """The NumPy value of a dense elements attribute (splat or not)."""
-    aval = parse_tensor_type(str(mlir.DenseElementsAttr(attr).type))
     dense = mlir.DenseElementsAttr(attr)
+    aval = parse_tensor_type(str(dense.type))
     if dense.is_splat:
         return np.full(aval.shape, splat_value(attr), aval.dtype)
-    if aval.dtype == np.bool_:
-        text = str(attr)
-        body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
-        flat = [t.strip() == "true" for t in body.replace("[", "").replace("]", "").split(",")]
-        return np.array(flat, np.bool_).reshape(aval.shape)
-    text = str(attr)
-    hexdata = text[text.index('"0x') + 3:text.index('"', text.index('"0x') + 1)]
-    return np.frombuffer(bytes.fromhex(hexdata), aval.dtype).reshape(aval.shape).copy()
+    typed = (mlir.DenseFPElementsAttr if aval.dtype.kind in "fV" else mlir.DenseIntElementsAttr)
+    try:
+        return np.array(memoryview(typed(attr))).view(aval.dtype).reshape(aval.shape)
+    except (RuntimeError, ValueError, TypeError):  # bfloat16 has no buffer format
+        return _parse_elements(str(attr), aval)
+
+
+def _parse_elements(text: str, aval: ShapedArray) -> np.ndarray:
+    body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
+    if body.startswith('"0x'):
+        return np.frombuffer(bytes.fromhex(body[3:-1]), aval.dtype).reshape(aval.shape).copy()
+    flat = [float(t) for t in body.replace("[", "").replace("]", "").split(",")]
+    return np.array(flat, np.float32).astype(aval.dtype).reshape(aval.shape)
 
 
 def splat_value(attr: mlir.Attribute) -> np.ndarray:

@@ -157,10 +157,57 @@ def _compare() -> OpDef:
                  doc="Elementwise comparison; NE is true for NaN, the others false.")
 
 
+# powf of a negative base is NaN in IREE's expansion: compute |x|**y and restore the sign
+# for integral y (NaN otherwise), as NumPy does; and x**0 is 1 for every x.
+_POW_F = """{x0} = math.absf {0} : {t}
+{x1} = math.powf {x0}, {1} : {t}
+{x2} = arith.constant 0.0 : {t}
+{x3} = arith.constant 1.0 : {t}
+{x4} = arith.constant 0.5 : {t}
+{x5} = arith.cmpf olt, {0}, {x2} : {t}
+{x6} = math.floor {1} : {t}
+{x7} = arith.cmpf oeq, {x6}, {1} : {t}
+{x8} = arith.mulf {1}, {x4} : {t}
+{x9} = math.floor {x8} : {t}
+{x10} = arith.cmpf one, {x9}, {x8} : {t}
+{x11} = arith.negf {x1} : {t}
+{x12} = arith.select {x10}, {x11}, {x1} : {t}
+{x13} = arith.divf {x2}, {x2} : {t}
+{x14} = arith.select {x7}, {x12}, {x13} : {t}
+{x15} = arith.select {x5}, {x14}, {x1} : {t}
+{x16} = arith.cmpf oeq, {1}, {x2} : {t}
+{r} = arith.select {x16}, {x3}, {x15} : {t}"""
+# Integer power by squaring (IREE cannot legalize math.ipowi). Negative exponents follow XLA:
+# 1 for base 1, +-1 for base -1, else 0.
+_POW_I = """{x0} = arith.constant 1 : {t}
+{x1} = arith.constant 0 : {t}
+{x2}:3 = scf.while ({x3} = {x0}, {x4} = {0}, {x5} = {1}) : ({t}, {t}, {t}) -> ({t}, {t}, {t}) {
+  {x6} = arith.cmpi sgt, {x5}, {x1} : {t}
+  scf.condition({x6}) {x3}, {x4}, {x5} : {t}, {t}, {t}
+} do {
+^bb0({x7}: {t}, {x8}: {t}, {x9}: {t}):
+  {x10} = arith.andi {x9}, {x0} : {t}
+  {x11} = arith.cmpi ne, {x10}, {x1} : {t}
+  {x12} = arith.muli {x7}, {x8} : {t}
+  {x13} = arith.select {x11}, {x12}, {x7} : {t}
+  {x14} = arith.muli {x8}, {x8} : {t}
+  {x15} = arith.shrui {x9}, {x0} : {t}
+  scf.yield {x13}, {x14}, {x15} : {t}, {t}, {t}
+}
+{x16} = arith.cmpi slt, {1}, {x1} : {t}
+{x17} = arith.constant -1 : {t}
+{x18} = arith.cmpi eq, {0}, {x0} : {t}
+{x19} = arith.cmpi eq, {0}, {x17} : {t}
+{x20} = arith.andi {1}, {x0} : {t}
+{x21} = arith.cmpi ne, {x20}, {x1} : {t}
+{x22} = arith.select {x21}, {x17}, {x0} : {t}
+{x23} = arith.select {x19}, {x22}, {x1} : {t}
+{x24} = arith.select {x18}, {x0}, {x23} : {t}
+{r} = arith.select {x16}, {x24}, {x2}#0 : {t}"""
+
+
 def _pow_body(k: str, attrs: Mapping) -> str:
-    if k == "f":
-        return "{r} = math.powf {0}, {1} : {t}"
-    return "{r} = math.ipowi {0}, {1} : {t}"
+    return _POW_F if k == "f" else _POW_I
 
 
 def _sign_ref(x):
@@ -387,7 +434,11 @@ def _quiet(fn: Callable) -> Callable:
 
 def _pow_ref(a, b):
     if kind(a.dtype) in "iu":
-        return np.power(a, np.maximum(b, 0)) * (b >= 0) + (b < 0) * (a == 1)
+        positive = np.power(a, np.maximum(b, 0))
+        if kind(a.dtype) == "u":
+            return positive
+        negative = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2, -1, 1), 0))
+        return np.where(b < 0, negative, positive).astype(a.dtype)
     return np.power(a, b)
 
 

@@ -1,0 +1,170 @@
+"""One sweep: every row of the op table, run alone through IREE, against its NumPy reference."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ember
+from ember._src.core import bind
+from ember.dialect import OPS, Trait
+from ember.dialect import ops as O
+from ember.dialect.types import kind
+
+from helpers import assert_close
+
+SHAPES = [(), (4,), (2, 3)]
+DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.bool_),
+          "u": np.dtype(np.uint8)}
+# Ops whose float results come from approximations (IREE's polynomial expansions).
+LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT}
+
+
+def values(dtype, shape, *, finite=False, small=False):
+    """Random values; floats include inf/nan/-0.0 unless `finite`. Subnormals are excluded:
+    compiled CPU code flushes them to zero, as XLA's does."""
+    if kind(dtype) == "f":
+        bound = 256 if small else 1e4
+        elements = st.floats(-bound, bound, width=32, allow_subnormal=False)
+        if not (small or finite):
+            elements = st.one_of(elements, st.sampled_from([np.inf, -np.inf, np.nan, -0.0]))
+        return hnp.arrays(dtype, shape, elements=elements)
+    if dtype == np.bool_:
+        return hnp.arrays(dtype, shape)
+    lo, hi = (-3, 6) if small else (np.iinfo(dtype).min // 2, np.iinfo(dtype).max // 2)
+    return hnp.arrays(dtype, shape, elements=st.integers(max(lo, np.iinfo(dtype).min), hi))
+
+
+def _kinds(op):
+    allowed = {O.EXP, O.LOG, O.SQRT, O.RSQRT, O.TANH, O.SIN, O.COS, O.FLOOR, O.CEIL, O.DIV}
+    if op in allowed:
+        return "f"
+    if op in (O.AND, O.OR, O.NOT):
+        return "biu"
+    if op in (O.SUB, O.NEG, O.ABS, O.SIGN, O.POW):
+        return "fiu"
+    return "fiub"
+
+
+@st.composite
+def elementwise_case(draw, op):
+    shape = draw(st.sampled_from(SHAPES))
+    dtype = DTYPES[draw(st.sampled_from(_kinds(op)))]
+    small = op in (O.POW, O.SIN, O.COS)
+    arity = len(op.operands)
+    params = {}
+    if op is O.COMPARE:
+        params["direction"] = draw(st.sampled_from(["EQ", "NE", "LT", "LE", "GT", "GE"]))
+    if op is O.SELECT:
+        return [draw(hnp.arrays(np.bool_, shape)), draw(values(dtype, shape)),
+                draw(values(dtype, shape))], params
+    args = [draw(values(dtype, shape, small=small)) for _ in range(arity)]
+    return args, params
+
+
+@st.composite
+def convert_case(draw):
+    src = DTYPES[draw(st.sampled_from("fiub"))]
+    dst = DTYPES[draw(st.sampled_from("fiub"))]
+    shape = draw(st.sampled_from(SHAPES))
+    if kind(src) == "f" and kind(dst) in "iu":  # out-of-range float->int is undefined
+        x = draw(hnp.arrays(src, shape, elements=st.floats(0, 200, width=32)))
+    else:
+        x = draw(values(src, shape))
+    return [x], {"dtype": dst}
+
+
+@st.composite
+def reduce_case(draw, op):
+    shape = draw(st.sampled_from([(4,), (2, 3), (2, 3, 2)]))
+    dtype = DTYPES[draw(st.sampled_from("fi"))]
+    axes = tuple(sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    return [draw(values(dtype, shape, finite=op is O.REDUCE_SUM))], {"axes": axes}
+
+
+@st.composite
+def broadcast_case(draw):
+    shape = draw(st.sampled_from([(2, 3), (4, 2, 3)]))
+    rank = draw(st.integers(0, len(shape)))
+    dims = tuple(range(len(shape) - rank, len(shape)))
+    src = tuple(draw(st.sampled_from([1, shape[d]])) for d in dims)
+    return [draw(values(DTYPES["f"], src))], {"shape": shape, "broadcast_dimensions": dims}
+
+
+@st.composite
+def reshape_case(draw):
+    src, dst = draw(st.sampled_from([((6,), (2, 3)), ((2, 3), (3, 2)), ((1,), ()),
+                                     ((2, 3, 2), (12,)), ((), (1, 1))]))
+    return [draw(values(DTYPES[draw(st.sampled_from("fi"))], src))], {"shape": dst}
+
+
+@st.composite
+def transpose_case(draw):
+    shape = draw(st.sampled_from([(2, 3), (2, 3, 4)]))
+    perm = tuple(draw(st.permutations(range(len(shape)))))
+    return [draw(values(DTYPES["f"], shape))], {"permutation": perm}
+
+
+@st.composite
+def dot_general_case(draw):
+    dtype = DTYPES[draw(st.sampled_from("fi"))]
+    case = draw(st.sampled_from([
+        ((3, 4), (4, 5), (1,), (0,), (), ()),
+        ((2, 3, 4), (2, 4, 5), (2,), (1,), (0,), (0,)),
+        ((4,), (4,), (0,), (0,), (), ()),
+        ((3, 4), (5, 4), (1,), (1,), (), ()),
+        ((4, 2, 3), (3, 4), (0, 2), (1, 0), (), ()),
+    ]))
+    ls, rs, lc, rc, lb, rb = case
+    small = dict(small=True)
+    return ([draw(values(dtype, ls, **small)), draw(values(dtype, rs, **small))],
+            {"lhs_contracting": lc, "rhs_contracting": rc, "lhs_batch": lb, "rhs_batch": rb})
+
+
+@st.composite
+def iota_case(draw):
+    shape = draw(st.sampled_from([(5,), (2, 3)]))
+    return [], {"dimension": draw(st.integers(0, len(shape) - 1)), "shape": shape,
+                "dtype": DTYPES[draw(st.sampled_from("fi"))]}
+
+
+@st.composite
+def constant_case(draw):
+    dtype = DTYPES[draw(st.sampled_from("fiub"))]
+    return [], {"value": draw(values(dtype, draw(st.sampled_from(SHAPES))))}
+
+
+def case_for(op):
+    special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
+               O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
+               O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case}
+    if op in special:
+        return special[op]()
+    if op.has(Trait.REDUCTION):
+        return reduce_case(op)
+    if op.has(Trait.ELEMENTWISE):
+        return elementwise_case(op)
+    raise AssertionError(f"no sweep case for {op.name}: add one when adding an op")
+
+
+def run_op(op, args, params):
+    if op is O.CONSTANT:  # a constant only exists in IR: trace a function returning it
+        return ember.jit(lambda: bind(op, **params))()
+    return bind(op, *args, **params)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_matches_numpy(name):
+    op = OPS[name]
+
+    @given(case_for(op))
+    def check(case):
+        args, params = case
+        expected = np.asarray(op.reference(*args, **params))
+        actual = np.asarray(run_op(op, args, params))
+        loose = op in LOOSE or op is O.DOT_GENERAL
+        atol = 1e-5 if loose else 0
+        assert_close(actual, expected, rtol=2e-5 if loose else 1e-6, atol=atol)
+
+    check()
