@@ -10,6 +10,11 @@ import functools
 from dataclasses import dataclass
 
 import iree.runtime as rt
+from iree.runtime import _binding
+
+# Devices, contexts and modules live in process-wide caches until exit; nanobind would list
+# each of them as "leaked" at interpreter shutdown. They are not leaks: silence the checker.
+_binding.disable_leak_checker()
 
 # Ember's target names -> (IREE runtime driver, compile target name).
 _DRIVERS = {"cpu": "local-task", "cpu-sync": "local-sync", "cuda": "cuda", "vulkan": "vulkan",
