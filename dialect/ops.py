@@ -236,10 +236,11 @@ def _convert_body(k: str, attrs: Mapping) -> str:
 
 
 def _convert() -> OpDef:
-    def infer(x: ShapedArray, *, dtype) -> ShapedArray:
-        return ShapedArray(x.shape, np.dtype(dtype), False)
+    def infer(x: ShapedArray, *, dtype, weak_type: bool = False) -> ShapedArray:
+        # weak_type is a tracer-level fact (a converted Python scalar stays weak), not IR.
+        return ShapedArray(x.shape, np.dtype(dtype), weak_type)
 
-    def reference(x, *, dtype):
+    def reference(x, *, dtype, weak_type=False):
         return np.asarray(x).astype(dtype)
 
     return OpDef("ember.convert", ("operand",), infer, reference,
@@ -490,8 +491,20 @@ LOG = _unary_float("log", "log", _quiet(np.log))
 SQRT = _unary_float("sqrt", "sqrt", _quiet(np.sqrt))
 RSQRT = _unary_float("rsqrt", "rsqrt", _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
 TANH = _unary_float("tanh", "tanh", _quiet(np.tanh))
-SIN = _unary_float("sin", "sin", _quiet(np.sin))
-COS = _unary_float("cos", "cos", _quiet(np.cos))
+# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
+# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
+_TRIG = """{x0} = arith.constant 0.15915494309189535 : {t}
+{x1} = arith.mulf {0}, {x0} : {t}
+{x2} = math.roundeven {x1} : {t}
+{x3} = arith.constant 6.28125 : {t}
+{x4} = arith.constant 0.0019353071795864769 : {t}
+{x5} = arith.mulf {x2}, {x3} : {t}
+{x6} = arith.subf {0}, {x5} : {t}
+{x7} = arith.mulf {x2}, {x4} : {t}
+{x8} = arith.subf {x6}, {x7} : {t}
+{r} = math.FN {x8} : {t}"""
+SIN = elementwise("sin", 1, {"f": _TRIG.replace("FN", "sin")}, _quiet(np.sin), kinds="f")
+COS = elementwise("cos", 1, {"f": _TRIG.replace("FN", "cos")}, _quiet(np.cos), kinds="f")
 FLOOR = _unary_float("floor", "floor", np.floor)
 CEIL = _unary_float("ceil", "ceil", np.ceil)
 SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}",

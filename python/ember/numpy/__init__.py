@@ -64,7 +64,9 @@ array = asarray
 def _lift(x: Any, dtype: np.dtype, weak: bool) -> Any:
     """`x` as an array of `dtype`, converting (or materializing a scalar) as needed."""
     if isinstance(x, _ARRAY_TYPES):
-        return x if x.dtype == dtype else bind(ops.CONVERT, x, dtype=dtype)
+        if x.dtype == dtype:
+            return x
+        return bind(ops.CONVERT, x, dtype=dtype, weak_type=weak)
     return constant(np.asarray(x, dtype=dtype), weak and _dt.is_python_scalar(x))
 
 
@@ -76,25 +78,25 @@ def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
                 broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
-def _shape_of(*xs: Any) -> tuple[int, ...]:
+def _shape_of(*xs: Any, name: str = "broadcast") -> tuple[int, ...]:
+    shapes = [tuple(x.shape) if isinstance(x, _ARRAY_TYPES) else np.shape(x) for x in xs]
     try:
-        return tuple(np.broadcast_shapes(*(np.shape(x) if not isinstance(x, _ARRAY_TYPES)
-                                           else x.shape for x in xs)))
+        return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        shapes = [tuple(_aval(x).shape) for x in xs]
-        raise ValueError(f"Incompatible shapes for broadcasting: {shapes}") from None
+        raise ValueError(f"{name} requires shapes that broadcast together, got "
+                         f"{shapes}") from None
 
 
-def _promoted(*xs: Any, to_float: bool = False) -> list[Any]:
+def _promoted(*xs: Any, to_float: bool = False, name: str = "broadcast") -> list[Any]:
     dtype, weak = _dt.promote(*(_dt.dtype_and_weak(x) for x in xs))
     if to_float and kind(dtype) not in "f":
         dtype = _dt.default_float()
-    shape = _shape_of(*xs)
+    shape = _shape_of(*xs, name=name)
     return [_broadcast(_lift(x, dtype, weak), shape) for x in xs]
 
 
 def _nary(op, *xs: Any, to_float: bool = False) -> Any:
-    return bind(op, *_promoted(*xs, to_float=to_float))
+    return bind(op, *_promoted(*xs, to_float=to_float, name=op.name))
 
 
 def _unary_float(op, x: Any) -> Any:
@@ -175,7 +177,7 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("where requires both x and y inside ember (the one-argument form "
                          "has a data-dependent shape); got only the condition")
-    shape = _shape_of(condition, x, y)
+    shape = _shape_of(condition, x, y, name="where")
     x, y = _promoted(x, y)
     return bind(ops.SELECT, _broadcast(_bool_arg(condition), shape), _broadcast(x, shape),
                 _broadcast(y, shape))
@@ -279,12 +281,12 @@ def matmul(a, b):
     if a2.shape[-1] != b2.shape[-2]:
         raise ValueError(f"matmul requires a.shape[-1] == b.shape[-2], got shapes {a.shape} "
                          f"and {b.shape}")
-    batch = _shape_of(np.empty(a2.shape[:-2]), np.empty(b2.shape[:-2]))
+    batch = _shape_of(np.empty(a2.shape[:-2]), np.empty(b2.shape[:-2]), name="matmul")
     nb = len(batch)
     a3 = _broadcast(a2, batch + a2.shape[-2:])
     b3 = _broadcast(b2, batch + b2.shape[-2:])
     out = _dot_general(a3, b3, (nb + 1,), (nb,), range(nb), range(nb))
-    shape = batch + (a.shape[-2],) * (a.ndim > 1) + (b.shape[-1],) * (b.ndim > 1)
+    shape = batch + a.shape[-2:-1] * (a.ndim > 1) + b.shape[-1:] * (b.ndim > 1)
     return reshape(out, shape) if shape != out.shape else out
 
 
@@ -329,8 +331,9 @@ def transpose(a, axes: Sequence[int] | None = None):
 def broadcast_to(a, shape):
     a = asarray(a)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if _shape_of(np.empty(a.shape), np.empty(shape)) != shape:
-        raise ValueError(f"broadcast_to requires a shape {a.shape} can broadcast to, got "
+    lead = len(shape) - a.ndim
+    if lead < 0 or any(d not in (1, t) for d, t in zip(a.shape, shape[lead:], strict=True)):
+        raise ValueError(f"broadcast_to requires a shape that {a.shape} broadcasts to, got "
                          f"{shape}")
     return _broadcast(a, shape)
 

@@ -1,0 +1,255 @@
+"""ember.numpy against NumPy (and JAX when installed): broadcasting, size 0, inf/nan, dtypes."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from helpers import assert_close
+
+import ember
+import ember.numpy as enp
+
+F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
+# Shape pairs that broadcast, including size 0 and rank 0.
+PAIRS = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 4)), ((), (2, 2)), ((0, 3), (3,)),
+         ((4, 0), (1, 0))]
+
+
+def arrays(dtype, shape, finite=False):
+    if dtype == F32:
+        elements = st.floats(-1e3, 1e3, width=32, allow_subnormal=False)
+        if not finite:
+            elements = st.one_of(elements, st.sampled_from([np.inf, -np.inf, np.nan]))
+    else:
+        elements = st.integers(-1000, 1000)
+    return hnp.arrays(dtype, shape, elements=elements)
+
+
+@st.composite
+def binary_case(draw, dtypes=(F32, I32)):
+    shapes = draw(st.sampled_from(PAIRS))
+    if draw(st.booleans()):
+        shapes = shapes[::-1]
+    dtype = draw(st.sampled_from(dtypes))
+    return draw(arrays(dtype, shapes[0])), draw(arrays(dtype, shapes[1]))
+
+
+BINARY = {
+    "add": (enp.add, np.add), "subtract": (enp.subtract, np.subtract),
+    "multiply": (enp.multiply, np.multiply), "maximum": (enp.maximum, np.maximum),
+    "minimum": (enp.minimum, np.minimum), "less": (enp.less, np.less),
+    "greater_equal": (enp.greater_equal, np.greater_equal), "equal": (enp.equal, np.equal),
+    "not_equal": (enp.not_equal, np.not_equal),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_ops_broadcast_like_numpy(name):
+    ours, ref = BINARY[name]
+    jitted = ember.jit(ours)
+
+    @given(binary_case())
+    def check(case):
+        x, y = case
+        with np.errstate(all="ignore"):
+            expected = ref(x, y)
+        assert_close(ours(x, y), expected)
+        assert_close(jitted(x, y), expected)
+
+    check()
+
+
+@given(binary_case(dtypes=(F32,)))
+def test_true_divide_and_power(case):
+    x, y = case
+    with np.errstate(all="ignore"):
+        assert_close(enp.true_divide(x, y), x / y, rtol=1e-6)
+        assert_close(ember.jit(lambda a, b: a ** 2 + abs(b) ** 0.5)(x, y),
+                     x ** 2 + np.abs(y) ** np.float32(0.5), rtol=2e-5)
+
+
+def test_integer_division_gives_float_like_jax():
+    out = enp.true_divide(np.array([1, 2], np.int32), 2)
+    assert out.dtype == F32
+    assert_close(out, np.array([0.5, 1.0], np.float32))
+
+
+UNARY = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "sin": np.sin,
+         "cos": np.cos, "abs": np.abs, "negative": np.negative, "floor": np.floor,
+         "ceil": np.ceil, "sign": np.sign}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@given(x=arrays(F32, st.sampled_from([(5,), (0,), (2, 3)])))
+def test_unary_math(name, x):
+    with np.errstate(all="ignore"):
+        expected = UNARY[name](x)
+    assert_close(getattr(enp, name)(x), expected, rtol=3e-6, atol=1e-6)
+
+
+def test_unary_math_on_ints_promotes_to_float():
+    out = enp.exp(np.array([0, 1], np.int32))
+    assert out.dtype == F32
+    assert_close(out, np.exp(np.array([0, 1], np.float32)), rtol=1e-6)
+
+
+@st.composite
+def reduction_case(draw):
+    shape = draw(st.sampled_from([(4,), (2, 3), (2, 0, 3), (3, 1, 2)]))
+    dtype = draw(st.sampled_from([F32, I32]))
+    x = draw(arrays(dtype, shape, finite=True))
+    axis = draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1),
+                          st.sets(st.integers(0, len(shape) - 1), min_size=1).map(tuple)))
+    return x, axis, draw(st.booleans())
+
+
+@given(reduction_case())
+def test_sum_and_mean(case):
+    x, axis, keepdims = case
+    assert_close(enp.sum(x, axis=axis, keepdims=keepdims),  # int32 stays int32, as in JAX
+                 np.sum(x, axis=axis, keepdims=keepdims).astype(x.dtype), rtol=1e-5, atol=1e-3)
+    with np.errstate(all="ignore"):
+        expected = np.mean(x.astype(np.float32), axis=axis, keepdims=keepdims)
+    assert_close(enp.mean(x, axis=axis, keepdims=keepdims), expected.astype(np.float32),
+                 rtol=1e-5, atol=1e-3)
+
+
+@given(reduction_case())
+def test_max_and_min(case):
+    x, axis, keepdims = case
+    axes = range(x.ndim) if axis is None else np.atleast_1d(axis)
+    if any(x.shape[a] == 0 for a in axes):
+        with pytest.raises(ValueError, match="max requires a non-empty reduced axis"):
+            enp.max(x, axis=axis)
+        return
+    assert_close(enp.max(x, axis=axis, keepdims=keepdims), np.max(x, axis=axis,
+                                                                   keepdims=keepdims))
+    assert_close(enp.min(x, axis=axis, keepdims=keepdims), np.min(x, axis=axis,
+                                                                   keepdims=keepdims))
+
+
+def test_reductions_propagate_nan():
+    x = np.array([[1.0, np.nan], [2.0, 3.0]], np.float32)
+    assert_close(enp.max(x, axis=1), np.max(x, axis=1))
+    assert_close(enp.sum(x, axis=0), np.sum(x, axis=0))
+
+
+def test_sum_of_bool_counts():
+    out = enp.sum(np.array([True, True, False]))
+    assert out.dtype == I32 and int(out) == 2
+
+
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4,)), ((4,), (4, 2)), ((3, 4), (4,)),
+                 ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((0, 4), (4, 3))]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+@given(data=st.data())
+def test_matmul_and_dot(shapes, data):
+    a = data.draw(arrays(F32, shapes[0], finite=True))
+    b = data.draw(arrays(F32, shapes[1], finite=True))
+    assert_close(enp.matmul(a, b), np.matmul(a, b), rtol=1e-4, atol=1e-2)
+    if len(shapes[0]) <= 2 and len(shapes[1]) <= 2:
+        assert_close(ember.jit(enp.dot)(a, b), np.dot(a, b), rtol=1e-4, atol=1e-2)
+
+
+def test_matmul_operator_and_int():
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)
+    assert_close(ember.jit(lambda x, y: x @ y)(a, a.T), a @ a.T)
+
+
+def test_matmul_shape_errors():
+    with pytest.raises(ValueError, match=r"matmul requires a.shape\[-1\] == b.shape\[-2\]"):
+        enp.matmul(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))
+
+
+@given(arrays(F32, (2, 3, 4)), st.sampled_from([(6, 4), (-1,), (4, -1, 2), (24, 1)]))
+def test_reshape_transpose_broadcast(x, shape):
+    assert_close(enp.reshape(x, shape), np.reshape(x, shape))
+    assert_close(enp.transpose(x), np.transpose(x))
+    assert_close(enp.transpose(x, (1, 0, 2)), np.transpose(x, (1, 0, 2)))
+    assert_close(ember.jit(lambda a: a.T.reshape(shape))(x), x.T.reshape(shape))
+    assert_close(enp.broadcast_to(x[:, :1], (5, 2, 3, 4)), np.broadcast_to(x[:, :1],
+                                                                           (5, 2, 3, 4)))
+
+
+def test_shape_errors_name_the_function():
+    with pytest.raises(ValueError, match="cannot reshape array of size 6"):
+        enp.reshape(np.ones((2, 3)), (4,))
+    with pytest.raises(ValueError, match="broadcast_to requires"):
+        enp.broadcast_to(np.ones(3), (2, 4))
+    with pytest.raises(ValueError, match=r"ember.add requires shapes that broadcast together, "
+                       r"got \[\(3,\), \(4,\)\]"):
+        enp.add(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match=r"sum requires axis in \[-2, 2\)"):
+        enp.sum(np.ones((2, 3)), axis=2)
+
+
+@given(binary_case())
+def test_where(case):
+    x, y = case
+    cond = (x > 0) if x.dtype == F32 else (x % 2 == 0)
+    assert_close(enp.where(cond, x, y), np.where(cond, x, y))
+    assert_close(ember.jit(lambda c, a, b: enp.where(c, a, b))(cond, x, y), np.where(cond, x, y))
+
+
+@given(arrays(F32, (6,), finite=True), st.sampled_from([np.int32, np.bool_, np.float16,
+                                                        np.uint8]))
+def test_astype(x, dtype):
+    x = np.clip(x, 0, 200)
+    assert_close(enp.asarray(x).astype(dtype), x.astype(dtype))
+
+
+def test_creation():
+    assert_close(enp.arange(5), np.arange(5, dtype=np.int32))
+    assert_close(enp.arange(1.0, 2.0, 0.25), np.arange(1.0, 2.0, 0.25, dtype=np.float32))
+    assert_close(ember.jit(lambda: enp.arange(2, 11, 3))(), np.arange(2, 11, 3).astype(I32))
+    assert_close(ember.jit(lambda: enp.arange(0.0, 1.0, 0.125))(),
+                 np.arange(0.0, 1.0, 0.125, dtype=np.float32))
+    assert_close(enp.zeros((2, 3)), np.zeros((2, 3), np.float32))
+    assert_close(enp.ones(3, enp.int32), np.ones(3, np.int32))
+    assert_close(enp.full((2,), 7), np.full((2,), 7, np.int32))
+    assert_close(ember.jit(lambda: enp.full((2, 2), 1.5))(), np.full((2, 2), 1.5, np.float32))
+    assert_close(enp.array([1, 2, 3]), np.array([1, 2, 3], np.int32))
+    assert_close(enp.asarray(np.arange(3.0)), np.arange(3.0, dtype=np.float32))
+
+
+# -- dtype promotion, checked against JAX when installed
+
+DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "bfloat16",
+          "float32"]
+
+
+def test_promotion_table_matches_jax(jax):
+    import jax.numpy as jnp
+
+    for a in DTYPES:
+        for b in DTYPES:
+            ours = enp.promote_types(np.dtype(getattr(jnp, a)), np.dtype(getattr(jnp, b)))
+            assert ours == jnp.promote_types(getattr(jnp, a), getattr(jnp, b)), (a, b)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "float16", "float32"])
+def test_weak_scalars_do_not_widen_like_jax(jax, dtype):
+    import jax.numpy as jnp
+
+    x = np.ones(2, dtype)
+    for scalar in (2, 2.5):
+        expected = jnp.asarray(x) * scalar
+        ours = enp.asarray(x) * scalar
+        assert ours.dtype == expected.dtype, (dtype, scalar)
+        assert ours.weak_type == expected.weak_type
+    weak = ember.jit(lambda a: a + 1.0)(3)
+    assert weak.dtype == np.float32 and weak.weak_type
+
+
+def test_selu_matches_jax(jax):
+    import jax.numpy as jnp
+
+    def selu(np_, x, alpha=1.67, lambda_=1.05):
+        return lambda_ * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
+
+    x = np.linspace(-5, 5, 101).astype(np.float32)
+    expected = np.asarray(jax.jit(lambda v: selu(jnp, v))(x))
+    assert_close(ember.jit(lambda v: selu(enp, v))(x), expected, rtol=2e-6, atol=1e-6)
