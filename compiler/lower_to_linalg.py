@@ -273,6 +273,9 @@ def _lower_function(func: mlir.Operation) -> str:
             types = ", ".join(signless(str(v.type)) for v in op.operands)
             em.emit(f"return {vals} : {types}" if vals else "return")
             continue
+        if not eir.is_ember(op):
+            _carry_over(em, op)
+            continue
         row, avals, params = eir.read(op)
         if row is ops.CONSTANT:
             params["_attr"] = op.attributes["value"]
@@ -286,6 +289,23 @@ def _lower_function(func: mlir.Operation) -> str:
     results = ", ".join(signless(str(t)) for t in mlir.FunctionType(ftype).results)
     header = f"func.func @{name}({fargs}) -> ({results}) {{"
     return "\n".join([header, *("  " + line for line in em.lines), "}"])
+
+
+def _carry_over(em: Emitter, op: mlir.Operation) -> None:
+    """Re-emit an upstream op as it is (generic form), with this function's SSA names."""
+    if len(op.regions):
+        raise NotImplementedError(f"ember-lower-to-linalg cannot carry over {op.name}: ops "
+                                  f"with regions are not supported yet")
+    name = em.fresh()
+    n = len(op.results)
+    lhs = f"{name}:{n} = " if n > 1 else f"{name} = " if n else ""
+    for i, r in enumerate(op.results):
+        em.names[r] = f"{name}#{i}" if n > 1 else name
+    operands = ", ".join(em.names[v] for v in op.operands)
+    attrs = ", ".join(f"{k} = {op.attributes[k]}" for k in op.attributes)
+    in_types = ", ".join(signless(str(v.type)) for v in op.operands)
+    out_types = ", ".join(signless(str(r.type)) for r in op.results)
+    em.emit(f'{lhs}"{op.name}"({operands}) {{{attrs}}} : ({in_types}) -> ({out_types})')
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,68 @@
+// RUN: ember-opt %s --ember-canonicalize | filecheck %s
+
+// x * 1 and x + 0 fold to x; the dead exp and the constants disappear.
+// CHECK-LABEL: func.func @identities
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @identities(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %one = "ember.constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %zero = "ember.constant"() {value = dense<0.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %dead = "ember.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %a = "ember.mul"(%x, %one) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %b = "ember.add"(%zero, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// Must not fire: x * 2 and 0 - x are not identities (sub is not commutative).
+// CHECK-LABEL: func.func @not_identities
+// CHECK: "ember.mul"
+// CHECK: "ember.sub"
+func.func @not_identities(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %two = "ember.constant"() {value = dense<2.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %zero = "ember.constant"() {value = dense<0.0> : tensor<4xf32>} : () -> tensor<4xf32>
+  %a = "ember.mul"(%x, %two) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %b = "ember.sub"(%zero, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// transpose(transpose(x)) with inverse permutations is x; otherwise one composed transpose.
+// CHECK-LABEL: func.func @transposes
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[T:.*]] = "ember.transpose"(%[[X]]) {permutation = array<i64: 2, 0, 1>}
+// CHECK-NOT: ember.transpose
+// CHECK: return %[[X]], %[[T]]
+func.func @transposes(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf32>) {
+  %a = "ember.transpose"(%x) {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %b = "ember.transpose"(%a) {permutation = array<i64: 1, 0, 2>} : (tensor<3x2x4xf32>) -> tensor<2x3x4xf32>
+  %c = "ember.transpose"(%a) {permutation = array<i64: 2, 1, 0>} : (tensor<3x2x4xf32>) -> tensor<4x2x3xf32>
+  return %b, %c : tensor<2x3x4xf32>, tensor<4x2x3xf32>
+}
+
+// Constants fold through elementwise ops and broadcasts (splats stay splats).
+// CHECK-LABEL: func.func @constant_folding
+// CHECK-NEXT: %[[C:.*]] = "ember.constant"() {value = dense<3.000000e+00> : tensor<1024x1024xf32>}
+// CHECK-NEXT: %[[D:.*]] = "ember.constant"() {value = dense<[2, 4, 6]> : tensor<3xi32>}
+// CHECK-NEXT: return %[[C]], %[[D]]
+func.func @constant_folding() -> (tensor<1024x1024xf32>, tensor<3xi32>) {
+  %a = "ember.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %b = "ember.constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %s = "ember.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %big = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<1024x1024xf32>
+  %v = "ember.constant"() {value = dense<[1, 2, 3]> : tensor<3xi32>} : () -> tensor<3xi32>
+  %w = "ember.add"(%v, %v) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  return %big, %w : tensor<1024x1024xf32>, tensor<3xi32>
+}
+
+// Common subexpressions are computed once; different attributes are not merged.
+// CHECK-LABEL: func.func @cse
+// CHECK-COUNT-1: "ember.exp"
+// CHECK: "ember.compare"{{.*}}"LT"
+// CHECK: "ember.compare"{{.*}}"GT"
+func.func @cse(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi1>) {
+  %a = "ember.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %b = "ember.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %s = "ember.add"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %lt = "ember.compare"(%a, %b) {direction = "LT"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %gt = "ember.compare"(%a, %b) {direction = "GT"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return %s, %lt, %gt : tensor<4xf32>, tensor<4xi1>, tensor<4xi1>
+}

@@ -1,0 +1,50 @@
+// RUN: ember-opt %s --ember-lower-to-linalg | filecheck %s
+
+// Elementwise ops become linalg.generic with the op table's scalar body.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK-NOT: ember.
+func.func @elementwise(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.add"(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// Unsigned integers become signless, and comparisons pick the unsigned predicate.
+// CHECK-LABEL: func.func @unsigned
+// CHECK-SAME: (%{{.*}}: tensor<3xi32>, %{{.*}}: tensor<3xi32>) -> tensor<3xi1>
+// CHECK: arith.cmpi ult
+func.func @unsigned(%x: tensor<3xui32>, %y: tensor<3xui32>) -> tensor<3xi1> {
+  %0 = "ember.compare"(%x, %y) {direction = "LT"} : (tensor<3xui32>, tensor<3xui32>) -> tensor<3xi1>
+  return %0 : tensor<3xi1>
+}
+
+// A plain 2-D float contraction is linalg.matmul (IREE's fast path); others are generics.
+// CHECK-LABEL: func.func @contractions
+// CHECK: linalg.matmul
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @contractions(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3x4xf32>, %d: tensor<2x4x5xf32>) -> (tensor<3x5xf32>, tensor<2x3x5xf32>) {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %1 = "ember.dot_general"(%c, %d) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  return %0, %1 : tensor<3x5xf32>, tensor<2x3x5xf32>
+}
+
+// Reductions fill the identity (-inf for max) and reduce the listed axes.
+// CHECK-LABEL: func.func @reduce
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maximumf
+func.func @reduce(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  %0 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// Must not fire: functions with no ember ops come out unchanged.
+// CHECK-LABEL: func.func @upstream_only
+// CHECK-NEXT: %[[R:.*]] = arith.addf
+// CHECK-NEXT: return %[[R]]
+func.func @upstream_only(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %x, %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
