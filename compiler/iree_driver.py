@@ -9,6 +9,7 @@ import threading
 from dataclasses import dataclass
 
 from iree.compiler import api
+from iree.compiler.api import ctypes_dl
 
 from .errors import CompileError
 
@@ -27,14 +28,28 @@ TARGETS = {
         "--iree-hal-local-target-device-backends=llvm-cpu",
         "--iree-llvmcpu-target-cpu=host",
         "--iree-opt-data-tiling",
+        # Vectorized float reductions (XLA reassociates them too): softmax 7.2 -> 4.1 ms.
+        "--iree-llvmcpu-reassociate-fp-reductions",
     )),
 }
+
+# Process-global LLVM options (not accepted per session). IREE masks every vector access by
+# default and AMD's masked moves are slow: peeling the tail took a 1M-element elementwise
+# kernel from 1.22 ms to 0.23 ms on this machine.
+GLOBAL_FLAGS = ("--iree-llvmcpu-vector-pproc-strategy=peel",)
 
 _STDERR_LOCK = threading.Lock()
 
 
 @functools.cache
+def _global_init() -> None:
+    api.Session()  # initializes the compiler library once
+    ctypes_dl._initializeGlobalCL("ember", *GLOBAL_FLAGS)
+
+
+@functools.cache
 def _session(target: Target) -> api.Session:
+    _global_init()
     sess = api.Session()
     sess.set_flags(*target.flags)
     return sess

@@ -170,13 +170,29 @@ def lower_broadcast_in_dim(em, op, args, avals, params, result) -> str:
 
 
 def lower_reshape(em, op, args, avals, params, result) -> str:
-    shape, name = em.fresh("shape"), em.fresh()
-    dims = ", ".join(map(str, result.shape))
-    em.emit(f"{shape} = arith.constant dense<[{dims}]> : tensor<{result.ndim}xi64>"
-            if result.ndim else f"{shape} = arith.constant dense<> : tensor<0xi64>")
-    em.emit(f"{name} = tensor.reshape {args[0]}({shape}) : ({_ttype(avals[0])}, "
-            f"tensor<{result.ndim}xi64>) -> {_ttype(result)}")
-    return name
+    """Collapse to 1-D, then expand: reassociative reshapes that IREE fuses across, where a
+    tensor.reshape would cut dispatch regions."""
+    (x,) = avals
+    value = args[0]
+    flat = ShapedArray((x.size,), x.dtype)
+    if x.ndim == 0 or result.ndim == 0:
+        name = em.fresh()
+        verb = "expand_shape" if x.ndim == 0 else "collapse_shape"
+        shape = f" output_shape [{', '.join(map(str, result.shape))}]" if x.ndim == 0 else ""
+        em.emit(f"{name} = tensor.{verb} {value} []{shape} : {_ttype(x)} into {_ttype(result)}")
+        return name
+    if x.ndim > 1:
+        name = em.fresh()
+        em.emit(f"{name} = tensor.collapse_shape {value} [{list(range(x.ndim))}] : "
+                f"{_ttype(x)} into {_ttype(flat)}")
+        value = name
+    if result.ndim > 1:
+        name = em.fresh()
+        em.emit(f"{name} = tensor.expand_shape {value} [{list(range(result.ndim))}] "
+                f"output_shape [{', '.join(map(str, result.shape))}] : {_ttype(flat)} into "
+                f"{_ttype(result)}")
+        value = name
+    return value
 
 
 def lower_transpose(em, op, args, avals, params, result) -> str:

@@ -1,0 +1,101 @@
+"""Ember against JAX and NumPy, same machine, same process, as ratios (Ember / JAX).
+
+Each case is timed as the best of several interleaved rounds (Ember, JAX, NumPy in turn), so
+noise from a shared machine hits all three alike. Run: `make bench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import ember
+import ember.numpy as enp
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # JAX is the optional peer
+    jax = jnp = None
+
+
+def _best(fn: Callable[[], object], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        out = fn()
+    if hasattr(out, "block_until_ready"):
+        out.block_until_ready()
+    return (time.perf_counter() - start) / number
+
+
+def measure(fns: dict[str, Callable[[], object]], number: int, rounds: int) -> dict[str, float]:
+    for fn in fns.values():  # warm up: compile and fill caches
+        fn()
+    best = {name: float("inf") for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            best[name] = min(best[name], _best(fn, number))
+    return best
+
+
+def selu(np_, x, alpha=1.67, lambda_=1.05):
+    return lambda_ * np_.where(x > 0, x, alpha * np_.exp(x) - alpha)
+
+
+def softmax(np_, x):
+    e = np_.exp(x - np_.max(x, axis=-1, keepdims=True))
+    return e / np_.sum(e, axis=-1, keepdims=True)
+
+
+def matmul_relu(np_, a, b):
+    return np_.maximum(a @ b, 0.0)
+
+
+def cases(quick: bool):
+    rng = np.random.default_rng(0)
+    x1m = rng.standard_normal(1_000_000).astype(np.float32)
+    tiny = np.ones(4, np.float32)
+    a = rng.standard_normal((1024, 1024)).astype(np.float32)
+    s = rng.standard_normal((4096, 1024)).astype(np.float32)
+
+    def ember_and_jax(name, fn, *host, eager=False, number=20):
+        ember_args = [ember.device_put(h) for h in host]
+        ember_fn = (lambda *xs: fn(enp, *xs)) if eager else ember.jit(lambda *xs: fn(enp, *xs))
+        row = {"ember": lambda: ember_fn(*ember_args), "numpy": lambda: fn(np, *host)}
+        if jax is not None:
+            jax_args = [jax.device_put(h) for h in host]
+            jax_fn = (lambda *xs: fn(jnp, *xs)) if eager else jax.jit(lambda *xs: fn(jnp, *xs))
+            row["jax"] = lambda: jax_fn(*jax_args)
+        return name, row, number
+
+    yield ember_and_jax("dispatch x+1 (f32[4])", lambda np_, x: x + 1, tiny, number=2000)
+    yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=50)
+    yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5)
+    yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10)
+    yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    args = parser.parse_args()
+    rounds = 3 if args.quick else 7
+    print("| case | Ember | JAX | NumPy | Ember/JAX | Ember/NumPy |")
+    print("|---|---|---|---|---|---|")
+    for name, fns, number in cases(args.quick):
+        t = measure(fns, number, rounds)
+        jax_t = t.get("jax")
+        vs_jax = f"{t['ember'] / jax_t:.2f}" if jax_t else "n/a"
+        print(f"| {name} | {_fmt(t['ember'])} | {_fmt(jax_t) if jax_t else 'n/a'} | "
+              f"{_fmt(t['numpy'])} | {vs_jax} | {t['ember'] / t['numpy']:.2f} |", flush=True)
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+if __name__ == "__main__":
+    main()
