@@ -29,7 +29,7 @@ def _operation(op: OpDef) -> list[str]:
         lines.append(f"    irdl.operands({args})")
     lines.append(f"    irdl.results(result: %t{len(op.operands)})")
     if op.attributes:
-        for j, (name, kind) in enumerate(op.attributes.items()):
+        for j, kind in enumerate(op.attributes.values()):
             lines.append(f"    %a{j} = irdl.base {_ATTR_BASE[kind]}")
         attrs = ", ".join(f'"{n}" = %a{j}' for j, n in enumerate(op.attributes))
         lines.append(f"    irdl.attributes {{{attrs}}}")

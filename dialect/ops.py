@@ -217,9 +217,10 @@ def _sign_ref(x):
 def _convert_body(k: str, attrs: Mapping) -> str:
     """Chosen from the source kind and the result kind (`attrs['to']`), NumPy's casting."""
     to, src_bits, dst_bits = attrs["to"], attrs["src_bits"], attrs["dst_bits"]
+    if to == "b" and k == "f":
+        return "{x0} = arith.constant 0.0 : {t}\n{r} = arith.cmpf une, {0}, {x0} : {t}"
     if to == "b":
-        return ("{x0} = arith.constant 0.0 : {t}\n{r} = arith.cmpf une, {0}, {x0} : {t}"
-                if k == "f" else "{x0} = arith.constant 0 : {t}\n{r} = arith.cmpi ne, {0}, {x0} : {t}")
+        return "{x0} = arith.constant 0 : {t}\n{r} = arith.cmpi ne, {0}, {x0} : {t}"
     if k == "f" and to == "f":
         op = "extf" if dst_bits > src_bits else "truncf"
         return "{r} = {0}" if dst_bits == src_bits and attrs["same"] else \
@@ -470,7 +471,8 @@ NOT = elementwise("not", 1, {"b": "{x0} = arith.constant true\n{r} = arith.xori 
                                   "{r} = arith.xori {0}, {x0} : {t}"},
                   np.invert, kinds="bui")
 NEG = elementwise("neg", 1, {"f": "{r} = arith.negf {0} : {t}",
-                             "i": "{x0} = arith.constant 0 : {t}\n{r} = arith.subi {x0}, {0} : {t}"},
+                             "i": "{x0} = arith.constant 0 : {t}\n"
+                                  "{r} = arith.subi {x0}, {0} : {t}"},
                   _quiet(np.negative), kinds="uif")
 ABS = elementwise("abs", 1, {"f": "{r} = math.absf {0} : {t}", "i": "{r} = math.absi {0} : {t}",
                              "u": "{r} = {0}"}, np.abs, kinds="uif")

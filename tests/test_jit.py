@@ -7,11 +7,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from helpers import assert_close
 
 import ember
 import ember.numpy as jnp
 from ember.errors import CompileError
+from helpers import assert_close
 
 
 def unjitted_loop_body(prev_i):

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from helpers import assert_close
 
 import ember
 import ember.numpy as enp
+from helpers import assert_close
 
 F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
 # Shape pairs that broadcast, including size 0 and rank 0.

@@ -11,7 +11,6 @@ from ember._src.core import bind
 from ember.dialect import OPS, Trait
 from ember.dialect import ops as O
 from ember.dialect.types import kind
-
 from helpers import assert_close
 
 SHAPES = [(), (4,), (2, 3)]

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from helpers import assert_close
 
 import ember
 import ember.numpy as jnp
 from ember.errors import TracerBoolConversionError
+from helpers import assert_close
 
 
 def selu(x, alpha=1.67, lambda_=1.05):

@@ -21,9 +21,8 @@ from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import OpDef
 from ember.dialect.types import ShapedArray
-from ember.runtime import Array, Device, Executable
+from ember.runtime import Array, Device, Executable, put
 from ember.runtime import default as default_device
-from ember.runtime import put
 
 from . import dtypes, events
 

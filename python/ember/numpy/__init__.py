@@ -167,9 +167,19 @@ def _int_or_bool(name: str, *xs: Any) -> None:
                             f"{_aval(x).dtype}")
 
 
-def bitwise_and(x, y): _int_or_bool("bitwise_and", x, y); return _nary(ops.AND, x, y)  # noqa: E702
-def bitwise_or(x, y): _int_or_bool("bitwise_or", x, y); return _nary(ops.OR, x, y)  # noqa: E702
-def invert(x): _int_or_bool("invert", x); return _nary(ops.NOT, x)  # noqa: E702
+def bitwise_and(x, y):
+    _int_or_bool("bitwise_and", x, y)
+    return _nary(ops.AND, x, y)
+
+
+def bitwise_or(x, y):
+    _int_or_bool("bitwise_or", x, y)
+    return _nary(ops.OR, x, y)
+
+
+def invert(x):
+    _int_or_bool("invert", x)
+    return _nary(ops.NOT, x)
 
 
 def where(condition, x=None, y=None):
