@@ -16,8 +16,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n 2 tests
 	$(VENV)/bin/lit -q tests/lit
+	$(PY) -m pytest -n 2 tests
 
 # OpenBLAS's core-type override slows NumPy on this machine: drop it for the peer, here only.
 bench: $(STAMP)
