@@ -72,7 +72,7 @@ def cases(quick: bool):
         return name, row, number
 
     yield ember_and_jax("dispatch x+1 (f32[4])", lambda np_, x: x + 1, tiny, number=2000)
-    yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=50)
+    yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=20)
     yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5)
     yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10)
     yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
@@ -82,7 +82,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     args = parser.parse_args()
-    rounds = 3 if args.quick else 7
+    rounds = 3 if args.quick else 15
     print("| case | Ember | JAX | NumPy | Ember/JAX | Ember/NumPy |")
     print("|---|---|---|---|---|---|")
     for name, fns, number in cases(args.quick):

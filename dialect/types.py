@@ -6,7 +6,7 @@ unsigned integers keep their `ui` spelling in ember IR and become signless only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
@@ -74,6 +74,14 @@ class ShapedArray:
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool = False
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Hashed on every cached call (it is part of the jit cache key): compute it once.
+        object.__setattr__(self, "_hash", hash((self.shape, self.dtype, self.weak_type)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def ndim(self) -> int:
@@ -94,9 +102,9 @@ class ShapedArray:
         return tensor_type(self.shape, signless_element_type(self.dtype))
 
     def update(self, **changes) -> ShapedArray:
-        fields = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
-        fields.update(changes)
-        return ShapedArray(**fields)
+        values = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
+        values.update(changes)
+        return ShapedArray(**values)
 
 
 def tensor_type(shape: tuple[int, ...], element: str) -> str:

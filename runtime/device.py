@@ -1,11 +1,15 @@
 """The process-wide IREE instance and devices.
 
-A device has two keys (after iree-turbine): `target` says which compiled code it runs (the
-compiler's concern) and `driver` says which loaded contexts it can share.
+On the CPU, Ember holds two IREE devices over the same host memory: `local-task` runs a
+module's dispatches on worker threads (all cores), `local-sync` runs them on the calling
+thread. Waking the workers costs ~45 us per call on the 2-core development machine against
+~3 us for local-sync, so each executable picks one by its work size (see executable.py).
+Buffers from either device are host memory and are passed freely between them.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from dataclasses import dataclass
 
@@ -16,9 +20,7 @@ from iree.runtime import _binding
 # each of them as "leaked" at interpreter shutdown. They are not leaks: silence the checker.
 _binding.disable_leak_checker()
 
-# Ember's target names -> (IREE runtime driver, compile target name).
-_DRIVERS = {"cpu": "local-task", "cpu-sync": "local-sync", "cuda": "cuda", "vulkan": "vulkan",
-            "rocm": "hip"}
+_PLATFORMS = {"cpu": ("local-task", "local-sync")}
 
 
 @functools.cache
@@ -26,21 +28,42 @@ def instance() -> rt.VmInstance:
     return rt.VmInstance()
 
 
+def _immortal(obj):
+    """Never destroyed, not even at interpreter exit: arrays that outlive the device's Python
+    object (a global in the user's module, say) would otherwise free into a dead allocator."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+    return obj
+
+
+@functools.cache
+def _hal_device(driver: str) -> rt.HalDevice:
+    return _immortal(rt.get_driver(driver).create_default_device())
+
+
+@functools.cache
+def _hal_module(driver: str) -> rt.VmModule:
+    return rt.create_hal_module(instance(), _hal_device(driver))
+
+
 @dataclass(frozen=True)
 class Device:
     """A runtime device Ember can place arrays on and run modules on."""
 
     platform: str  # "cpu", "cuda", ...
-    driver: str  # IREE driver name
     id: int = 0
 
-    @functools.cached_property
-    def hal(self) -> rt.HalDevice:
-        return rt.get_driver(self.driver).create_default_device()
+    @property
+    def drivers(self) -> tuple[str, ...]:
+        return _PLATFORMS[self.platform]
 
-    @functools.cached_property
-    def hal_module(self) -> rt.VmModule:
-        return rt.create_hal_module(instance(), self.hal)
+    @property
+    def hal(self) -> rt.HalDevice:
+        """The device that allocates arrays (the first driver)."""
+        return _hal_device(self.drivers[0])
+
+    def hal_for(self, parallel: bool) -> tuple[rt.HalDevice, rt.VmModule]:
+        driver = self.drivers[0] if parallel or len(self.drivers) == 1 else self.drivers[1]
+        return _hal_device(driver), _hal_module(driver)
 
     def __repr__(self) -> str:
         return f"{self.platform.capitalize()}Device(id={self.id})"
@@ -49,10 +72,9 @@ class Device:
 @functools.cache
 def get(platform: str = "cpu") -> Device:
     """The device for a platform name; raises with the choices when unknown or absent."""
-    driver = _DRIVERS.get(platform)
-    if driver is None:
-        raise ValueError(f"device requires one of {sorted(_DRIVERS)}, got {platform!r}")
-    dev = Device(platform, driver)
+    if platform not in _PLATFORMS:
+        raise ValueError(f"device requires one of {sorted(_PLATFORMS)}, got {platform!r}")
+    dev = Device(platform)
     try:
         dev.hal  # noqa: B018 - create it now so a missing device fails here, clearly
     except Exception as e:
@@ -63,7 +85,7 @@ def get(platform: str = "cpu") -> Device:
 
 @functools.cache
 def devices() -> tuple[Device, ...]:
-    return (Device("cpu", _DRIVERS["cpu"]),)
+    return (Device("cpu"),)
 
 
 def default() -> Device:

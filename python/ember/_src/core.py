@@ -253,7 +253,7 @@ def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
         out = trace.emit(op, trace.args, params)
     out_avals = trace.finish([out])
     events.emit("eager_compile")
-    return Executable(compile_module(trace.module, op.name)[1], device, out_avals)
+    return Executable(compile_module(trace.module, op.name)[1], device, avals, out_avals)
 
 
 def compile_module(module: mlir.Module, name: str) -> tuple[dict[str, str], bytes]:

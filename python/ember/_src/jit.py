@@ -12,8 +12,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import optree
@@ -34,9 +33,8 @@ _NS = tree_util.NAMESPACE
 
 # ----------------------------------------------------------------------------- signatures
 
-@dataclass(frozen=True)
-class CacheKey:
-    """Everything about a call that decides the compiled code."""
+class CacheKey(NamedTuple):
+    """Everything about a call that decides the compiled code (a tuple: cheap to hash)."""
 
     in_tree: optree.PyTreeSpec
     in_avals: tuple[ShapedArray, ...]
@@ -78,7 +76,9 @@ class JitFunction:
         self.donate_argnames = tuple(_as_tuple(donate_argnames))
         self.device = device
         self._cache = _cache_for(fun, (self.static_argnums, self.static_argnames,
-                                       self.donate_argnums, self.donate_argnames))
+                                       self.donate_argnums, self.donate_argnames, device))
+        # Calls with only positional arrays can skip pytree flattening (no statics to split).
+        self._flat_ok = not (self.static_argnums or self.static_argnames)
 
     def __repr__(self) -> str:
         return f"<ember.jit of {_fun_name(self.fun)}>"
@@ -92,27 +92,34 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current_trace() is not None:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
+        if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
+            try:
+                compiled = self._cache.get(tuple([a.aval for a in args if type(a) is Array]))
+            except AttributeError:
+                compiled = None
+            if compiled is not None and len(compiled.cache_key.in_avals) == len(args):
+                return compiled.call_leaves(args)
         key, leaves = self._key(args, kwargs)
-        compiled = self._cache.get(key)
+        try:
+            compiled = self._cache.get(key)
+        except TypeError:  # an unhashable static value
+            raise self._unhashable(key.static) from None
         if compiled is None:
             compiled = self._lower(key, args, kwargs).compile()
             self._cache[key] = compiled
             self._warn_donation()
+        if self._flat_ok and not kwargs and all(type(a) is Array for a in args):
+            self._cache[key.in_avals] = compiled  # the fast path's key: the avals alone
         return compiled.call_leaves(leaves)
 
     def _key(self, args: tuple, kwargs: dict) -> tuple[CacheKey, list[Any]]:
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
         leaves, tree = optree.tree_flatten((dyn_args, dyn_kwargs), namespace=_NS)
         try:
-            avals = tuple(_leaf_aval(x) for x in leaves)
+            avals = tuple([x.aval if type(x) is Array else _leaf_aval(x) for x in leaves])
         except TypeError:
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
-        key = CacheKey(tree, avals, static, self.device or "")
-        try:
-            hash(key)
-        except TypeError:
-            raise self._unhashable(static) from None
-        return key, leaves
+        return CacheKey(tree, avals, static, self.device or ""), leaves
 
     def _split(self, args: tuple, kwargs: dict):
         if not self.static_argnums and not self.static_argnames:
@@ -340,7 +347,7 @@ class Compiled:
         self.vmfb = vmfb
         self._out_tree = traced.out_tree
         device = get_device(traced.jitted.device) if traced.jitted.device else default_device()
-        self._executable = Executable(vmfb, device, traced.out_avals)
+        self._executable = Executable(vmfb, device, traced.key.in_avals, traced.out_avals)
         self._jitted = traced.jitted
 
     def as_text(self, stage: str = "ember") -> str:
@@ -360,8 +367,7 @@ class Compiled:
 
     def call_leaves(self, leaves: list[Any]) -> Any:
         executable = self._executable
-        arrays = [x if isinstance(x, Array) else
-                  put(np.asarray(x), aval, executable.device)
+        arrays = [x if type(x) is Array else put(np.asarray(x), aval, executable.device)
                   for x, aval in zip(leaves, self.cache_key.in_avals, strict=True)]
         return optree.tree_unflatten(self._out_tree, executable(arrays))
 
