@@ -64,7 +64,8 @@ class JitFunction:
     """A function compiled on first call per signature, then called from the cache."""
 
     def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
-                 donate_argnums=None, donate_argnames=None, device: str | None = None):
+                 donate_argnums=None, donate_argnames=None, device: str | None = None,
+                 eager: bool = False):
         if not callable(fun):
             raise TypeError(f"jit requires a callable, got {fun!r}")
         functools.update_wrapper(self, fun)
@@ -75,6 +76,8 @@ class JitFunction:
         self.donate_argnums = tuple(_as_tuple(donate_argnums))
         self.donate_argnames = tuple(_as_tuple(donate_argnames))
         self.device = device
+        # ember.numpy's eager calls run through jit too; they count as eager_trace/_compile.
+        self._events = ("eager_trace", "eager_compile") if eager else ("trace", "compile")
         self._cache = _cache_for(fun, (self.static_argnums, self.static_argnames,
                                        self.donate_argnums, self.donate_argnames, device))
         # Calls with only positional arrays can skip pytree flattening (no statics to split).
@@ -216,7 +219,7 @@ class JitFunction:
         return self._trace(key, args, kwargs).lower()
 
     def _trace(self, key: CacheKey, args: tuple, kwargs: dict) -> Traced:
-        events.emit("trace")
+        events.emit(self._events[0])
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         names = self._leaf_paths(dyn_args, dyn_kwargs)
         trace = Trace(_fun_name(self.fun), _where(self.fun), key.in_avals, names, self._fix_for)
@@ -329,7 +332,7 @@ class Lowered:
     def compile(self) -> Compiled:
         start = time.perf_counter()
         vmfb = pipeline.to_vmfb(self._texts["linalg"], name=self.name)
-        events.emit("compile")
+        events.emit(self.traced.jitted._events[1])
         if config.read("ember_log_compiles"):
             logger.warning("Finished compiling %s for %s in %.1f ms", self.name,
                            [a.str_short() for a in self.traced.key.in_avals],

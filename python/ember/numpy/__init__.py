@@ -7,6 +7,7 @@ they run eagerly op by op.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,7 @@ from ember.runtime import Array
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer, bind, constant, current_trace
+from .._src.jit import JitFunction
 
 ndarray = Array
 bool_ = np.dtype(np.bool_)
@@ -95,37 +97,60 @@ def _promoted(*xs: Any, to_float: bool = False, name: str = "broadcast") -> list
     return [_broadcast(_lift(x, dtype, weak), shape) for x in xs]
 
 
-def _nary(op, *xs: Any, to_float: bool = False) -> Any:
-    return bind(op, *_promoted(*xs, to_float=to_float, name=op.name))
+def _fused(impl):
+    """Outside a trace, run `impl` as one compiled module, so scalar broadcasts and dtype
+    conversions fuse into the op instead of each materializing an array (eager SELU on 1M
+    floats: 10 dispatches become 6). Compiled once per signature, like any jit."""
+    jitted = JitFunction(impl, eager=True)
+
+    @functools.wraps(impl)
+    def run(*xs: Any) -> Any:
+        return impl(*xs) if current_trace() is not None else jitted(*xs)
+
+    return run
 
 
-def _unary_float(op, x: Any) -> Any:
-    dtype, weak = _dt.dtype_and_weak(x)
-    if kind(dtype) != "f":
-        dtype = _dt.default_float()
-    return bind(op, _lift(x, dtype, weak))
+@functools.cache
+def _nary(op, to_float: bool = False):
+    def impl(*xs: Any) -> Any:
+        return bind(op, *_promoted(*xs, to_float=to_float, name=op.name))
+
+    impl.__name__ = op.name.removeprefix("ember.")
+    return _fused(impl)
+
+
+@functools.cache
+def _unary_float(op):
+    def impl(x: Any) -> Any:
+        dtype, weak = _dt.dtype_and_weak(x)
+        if kind(dtype) != "f":
+            dtype = _dt.default_float()
+        return bind(op, _lift(x, dtype, weak))
+
+    impl.__name__ = op.name.removeprefix("ember.")
+    return _fused(impl)
 
 
 # ----------------------------------------------------------------------------- elementwise
 
-def add(x, y): return _nary(ops.ADD, x, y)
-def subtract(x, y): return _nary(ops.SUB, x, y)
-def multiply(x, y): return _nary(ops.MUL, x, y)
-def true_divide(x, y): return _nary(ops.DIV, x, y, to_float=True)
-def power(x, y): return _nary(ops.POW, x, y)
-def maximum(x, y): return _nary(ops.MAX, x, y)
-def minimum(x, y): return _nary(ops.MIN, x, y)
-def exp(x): return _unary_float(ops.EXP, x)
-def log(x): return _unary_float(ops.LOG, x)
-def sqrt(x): return _unary_float(ops.SQRT, x)
-def tanh(x): return _unary_float(ops.TANH, x)
-def sin(x): return _unary_float(ops.SIN, x)
-def cos(x): return _unary_float(ops.COS, x)
-def floor(x): return _unary_float(ops.FLOOR, x)
-def ceil(x): return _unary_float(ops.CEIL, x)
-def negative(x): return _nary(ops.NEG, x)
-def absolute(x): return _nary(ops.ABS, x)
-def sign(x): return _nary(ops.SIGN, x)
+def add(x, y): return _nary(ops.ADD)(x, y)
+def subtract(x, y): return _nary(ops.SUB)(x, y)
+def multiply(x, y): return _nary(ops.MUL)(x, y)
+def true_divide(x, y): return _nary(ops.DIV, True)(x, y)
+def power(x, y): return _nary(ops.POW)(x, y)
+def maximum(x, y): return _nary(ops.MAX)(x, y)
+def minimum(x, y): return _nary(ops.MIN)(x, y)
+def exp(x): return _unary_float(ops.EXP)(x)
+def log(x): return _unary_float(ops.LOG)(x)
+def sqrt(x): return _unary_float(ops.SQRT)(x)
+def tanh(x): return _unary_float(ops.TANH)(x)
+def sin(x): return _unary_float(ops.SIN)(x)
+def cos(x): return _unary_float(ops.COS)(x)
+def floor(x): return _unary_float(ops.FLOOR)(x)
+def ceil(x): return _unary_float(ops.CEIL)(x)
+def negative(x): return _nary(ops.NEG)(x)
+def absolute(x): return _nary(ops.ABS)(x)
+def sign(x): return _nary(ops.SIGN)(x)
 def positive(x): return asarray(x)
 def square(x): return multiply(x, x)
 
@@ -142,7 +167,7 @@ def _compare(direction: str):
     def compare(x, y):
         return bind(ops.COMPARE, *_promoted(x, y), direction=direction)
 
-    return compare
+    return _fused(compare)
 
 
 equal, not_equal = _compare("EQ"), _compare("NE")
@@ -169,17 +194,17 @@ def _int_or_bool(name: str, *xs: Any) -> None:
 
 def bitwise_and(x, y):
     _int_or_bool("bitwise_and", x, y)
-    return _nary(ops.AND, x, y)
+    return _nary(ops.AND)(x, y)
 
 
 def bitwise_or(x, y):
     _int_or_bool("bitwise_or", x, y)
-    return _nary(ops.OR, x, y)
+    return _nary(ops.OR)(x, y)
 
 
 def invert(x):
     _int_or_bool("invert", x)
-    return _nary(ops.NOT, x)
+    return _nary(ops.NOT)(x)
 
 
 def where(condition, x=None, y=None):
@@ -187,6 +212,11 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("where requires both x and y inside ember (the one-argument form "
                          "has a data-dependent shape); got only the condition")
+    return _where(condition, x, y)
+
+
+@_fused
+def _where(condition, x, y):
     shape = _shape_of(condition, x, y, name="where")
     x, y = _promoted(x, y)
     return bind(ops.SELECT, _broadcast(_bool_arg(condition), shape), _broadcast(x, shape),
