@@ -47,11 +47,20 @@ def _global_init() -> None:
     ctypes_dl._initializeGlobalCL("ember", *GLOBAL_FLAGS)
 
 
-@functools.cache
+_local = threading.local()
+
+
 def _session(target: Target) -> api.Session:
+    """One session per thread and target: sessions are not shared across threads, so
+    compiles on different threads run in parallel (the C API releases the GIL)."""
     _global_init()
-    sess = api.Session()
-    sess.set_flags(*target.flags)
+    sessions = getattr(_local, "sessions", None)
+    if sessions is None:
+        sessions = _local.sessions = {}
+    sess = sessions.get(target)
+    if sess is None:
+        sess = sessions[target] = api.Session()
+        sess.set_flags(*target.flags)
     return sess
 
 
@@ -63,28 +72,43 @@ def target(name: str) -> Target:
             from None
 
 
-def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
-    """Compile MLIR text to VM bytecode; on failure raise CompileError with diagnostics."""
+def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:
     sess = _session(tgt)
     inv = sess.invocation()
-    inv.enable_console_diagnostics()
+    if diagnostics:
+        inv.enable_console_diagnostics()
     source = api.Source.wrap_buffer(sess, text.encode())
+    return inv if inv.parse_source(source) and inv.execute() else None
+
+
+def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
+    """Compile MLIR text to VM bytecode; on failure raise CompileError with diagnostics."""
+    inv = _compile(text, tgt, diagnostics=False)
+    if inv is None:
+        raise CompileError(f"IREE failed to compile {name} for target {tgt.name}",
+                           _diagnostics(text, tgt), _save(text, name))
+    out = api.Output.open_membuffer()
+    inv.output_vm_bytecode(out)
+    return bytes(out.map_memory())
+
+
+def _diagnostics(text: str, tgt: Target) -> str:
+    """Compile again with diagnostics on, capturing what IREE prints to stderr. Only failures
+    pay for this: stderr is process-wide, so capturing serializes."""
     with _STDERR_LOCK, tempfile.TemporaryFile() as captured:
         saved = os.dup(2)
         os.dup2(captured.fileno(), 2)
         try:
-            ok = inv.parse_source(source) and inv.execute()
+            _compile(text, tgt, diagnostics=True)
         finally:
             os.dup2(saved, 2)
             os.close(saved)
         captured.seek(0)
-        diagnostics = captured.read().decode(errors="replace")
-    if not ok:
-        fd, path = tempfile.mkstemp(prefix=f"ember-{name}-", suffix=".mlir")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        raise CompileError(f"IREE failed to compile {name} for target {tgt.name}",
-                           diagnostics, path)
-    out = api.Output.open_membuffer()
-    inv.output_vm_bytecode(out)
-    return bytes(out.map_memory())
+        return captured.read().decode(errors="replace")
+
+
+def _save(text: str, name: str) -> str:
+    fd, path = tempfile.mkstemp(prefix=f"ember-{name}-", suffix=".mlir")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return path

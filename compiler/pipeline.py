@@ -5,11 +5,16 @@ Each phase is a list of passes run by one PassManager; running a phase twice cha
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+
 from iree.compiler import ir as mlir
+from iree.compiler import version as iree_version
 
 from ember.dialect import ir as eir
 
 from . import iree_driver, passes
+from .disk_cache import CacheKey
 from .errors import CompileError
 
 PHASES = ("ember", "linalg", "vmfb")
@@ -46,3 +51,26 @@ def to_vmfb(linalg_text: str, target: str = "cpu", name: str = "module") -> byte
 def clone(module: mlir.Module) -> mlir.Module:
     with eir.LOCK, eir.context():
         return mlir.Module.parse(str(module))
+
+
+@functools.cache
+def _versions() -> tuple[str, str]:
+    try:
+        ember = importlib.metadata.version("ember")
+    except importlib.metadata.PackageNotFoundError:
+        ember = "unknown"
+    return ember, f"{iree_version.VERSION} {iree_version.REVISIONS.get('IREE', '')}"
+
+
+def cache_key(ember_text: str, target: str = "cpu") -> CacheKey:
+    """The persistent-cache key: every input that decides the compiled bytes, by name."""
+    tgt = iree_driver.target(target)
+    ember, iree = _versions()
+    return CacheKey((
+        ("ir", ember_text),
+        ("pipeline", " ".join(EMBER_PASSES + LINALG_PASSES)),
+        ("ember_version", ember),
+        ("iree_version", iree),
+        ("target", tgt.name),
+        ("flags", " ".join(tgt.flags + iree_driver.GLOBAL_FLAGS)),
+    ))

@@ -1,5 +1,9 @@
 import os
 
+# Tests count compiles: start every run with the persistent cache off; the tests of that cache
+# turn it on in a directory of their own.
+os.environ.setdefault("EMBER_COMPILATION_CACHE_DIR", "off")
+
 import pytest
 from hypothesis import HealthCheck, settings
 

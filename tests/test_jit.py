@@ -119,7 +119,7 @@ def test_staged_api_prints_every_stage():
     compiled = lowered.compile()
     assert_close(compiled(x), np.exp(x).sum(0))
     assert compiled.cache_key.in_avals[0].str_short() == "f32[4,3]"
-    with pytest.raises(TypeError, match=r"compiled for \['f32\[4,3\]'\]"):
+    with pytest.raises(TypeError, match=r"compiled signature \['f32\[4,3\]'\]"):
         compiled(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match="stage in"):
         lowered.as_text("llvm")

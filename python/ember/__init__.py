@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging as _logging
+import sys as _sys
 from typing import Any
 
 import numpy as _np
@@ -10,7 +12,16 @@ from ember import config, errors, numpy, tree_util
 from ember._src import array_methods as _array_methods
 from ember._src import dtypes as _dtypes
 from ember._src.events import count_events
-from ember._src.jit import Compiled, JitFunction, Lowered, Traced, clear_caches, jit
+from ember._src.jit import (
+    Compiled,
+    JitFunction,
+    Lowered,
+    ShapeDtypeStruct,
+    Traced,
+    clear_caches,
+    eval_shape,
+    jit,
+)
 from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device
 from ember.runtime import devices as _devices
@@ -19,6 +30,28 @@ from ember.runtime import put as _put
 
 __version__ = "0.1.0"
 _array_methods.install()
+
+
+
+class _Stderr(_logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (it is often replaced after import)."""
+
+    @property
+    def stream(self):
+        return _sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+# Cache-miss explanations and compile logs are for people: print them plainly to stderr.
+_logger = _logging.getLogger("ember")
+if not _logger.handlers:
+    _handler = _Stderr()
+    _handler.setFormatter(_logging.Formatter("%(message)s"))
+    _logger.addHandler(_handler)
+    _logger.propagate = False
 
 
 def devices(platform: str | None = None) -> list[Device]:
@@ -49,7 +82,7 @@ def block_until_ready(tree: Any) -> Any:
 
 
 __all__ = [
-    "Array", "Compiled", "Device", "JitFunction", "Lowered", "ShapedArray", "Traced",
-    "block_until_ready", "clear_caches", "config", "count_events", "device_put", "devices",
-    "errors", "jit", "numpy", "tree_util",
+    "Array", "Compiled", "Device", "JitFunction", "Lowered", "ShapeDtypeStruct", "ShapedArray",
+    "Traced", "block_until_ready", "clear_caches", "config", "count_events", "device_put",
+    "devices", "errors", "eval_shape", "jit", "numpy", "tree_util",
 ]

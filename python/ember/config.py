@@ -12,7 +12,9 @@ _DEFAULTS: dict[str, Any] = {
     "ember_check_tracer_leaks": False,
     "ember_strict_donation": False,
     "ember_default_device": "cpu",
+    # None: the user's cache dir ($XDG_CACHE_HOME/ember or ~/.cache/ember); "off" disables.
     "ember_compilation_cache_dir": None,
+    "ember_compilation_cache_max_size": 1 << 30,
 }
 _values: dict[str, Any] = {}
 
@@ -23,6 +25,8 @@ def _from_env(name: str, default: Any) -> Any:
         return default
     if isinstance(default, bool):
         return raw.strip().lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        return int(raw)
     return raw
 
 

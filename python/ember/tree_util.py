@@ -64,6 +64,13 @@ def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
     return nodetype
 
 
+def register_static(cls: type) -> type:
+    """Instances of `cls` become static metadata (part of the cache key, hashed and
+    compared), never traced. Usable as a class decorator."""
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
 def keystr(path: Sequence[Any]) -> str:
     """`xs[0]['w']`-style text for an optree path (the first entry names the argument)."""
     return "".join(f"[{p!r}]" for p in path)

@@ -24,7 +24,7 @@ from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device, Executable, put
 from ember.runtime import default as default_device
 
-from . import dtypes, events
+from . import compilation, dtypes
 
 _local = threading.local()
 
@@ -252,14 +252,15 @@ def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
     with Trace(op.name, "<eager>", avals, names) as trace:
         out = trace.emit(op, trace.args, params)
     out_avals = trace.finish([out])
-    events.emit("eager_compile")
-    return Executable(compile_module(trace.module, op.name)[1], device, avals, out_avals)
+    vmfb = compilation.to_vmfb(lower_module(trace.module), op.name,
+                               str([a.str_short() for a in avals]), event="eager_compile")
+    return Executable(vmfb, device, avals, out_avals)
 
 
-def compile_module(module: mlir.Module, name: str) -> tuple[dict[str, str], bytes]:
-    """Run every phase; returns the text of each IR phase and the vmfb."""
+def lower_module(module: mlir.Module) -> dict[str, str]:
+    """Run the IR phases in place; returns the text after each."""
     pipeline.optimize(module)
     texts = {"ember": str(module)}
     pipeline.lower(module)
     texts["linalg"] = str(module)
-    return texts, pipeline.to_vmfb(texts["linalg"], name=name)
+    return texts

@@ -8,11 +8,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import time
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import optree
@@ -24,8 +24,9 @@ from ember.runtime import Array, Executable, put
 from ember.runtime import default as default_device
 from ember.runtime import get as get_device
 
-from . import dtypes, events
-from .core import _EAGER, Trace, current_trace
+from . import compilation, dtypes, events
+from .core import _EAGER, Trace, current_trace, lower_module
+from .signature import CacheKey, explain
 
 logger = logging.getLogger("ember")
 _NS = tree_util.NAMESPACE
@@ -33,17 +34,31 @@ _NS = tree_util.NAMESPACE
 
 # ----------------------------------------------------------------------------- signatures
 
-class CacheKey(NamedTuple):
-    """Everything about a call that decides the compiled code (a tuple: cheap to hash)."""
+class ShapeDtypeStruct:
+    """A shape and dtype without data: trace, lower and eval_shape accept it for an array."""
 
-    in_tree: optree.PyTreeSpec
-    in_avals: tuple[ShapedArray, ...]
-    static: tuple[tuple[str, Any], ...]
-    device: str
+    __slots__ = ("aval",)
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
+        self.aval = ShapedArray(tuple(int(d) for d in shape), dtypes.canonicalize(dtype),
+                                weak_type)
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+
+    def __repr__(self) -> str:
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and other.aval == self.aval
+
+    def __hash__(self) -> int:
+        return hash(self.aval)
 
 
 def _leaf_aval(x: Any) -> ShapedArray:
-    if isinstance(x, Array):
+    if isinstance(x, (Array, ShapeDtypeStruct)):
         return x.aval
     dtype, weak = dtypes.dtype_and_weak(x)  # raises TypeError for non-arrays
     return ShapedArray(np.shape(x), dtype, weak)
@@ -76,7 +91,9 @@ class JitFunction:
         self.donate_argnums = tuple(_as_tuple(donate_argnums))
         self.donate_argnames = tuple(_as_tuple(donate_argnames))
         self.device = device
-        # ember.numpy's eager calls run through jit too; they count as eager_trace/_compile.
+        # ember.numpy's eager calls run through jit too; they count as eager_trace/_compile
+        # and are not explained as cache misses.
+        self._eager = eager
         self._events = ("eager_trace", "eager_compile") if eager else ("trace", "compile")
         self._cache = _cache_for(fun, (self.static_argnums, self.static_argnames,
                                        self.donate_argnums, self.donate_argnames, device))
@@ -108,12 +125,46 @@ class JitFunction:
         except TypeError:  # an unhashable static value
             raise self._unhashable(key.static) from None
         if compiled is None:
-            compiled = self._lower(key, args, kwargs).compile()
-            self._cache[key] = compiled
-            self._warn_donation()
+            compiled = self._compile_once(key, args, kwargs)
         if self._flat_ok and not kwargs and all(type(a) is Array for a in args):
             self._cache[key.in_avals] = compiled  # the fast path's key: the avals alone
         return compiled.call_leaves(leaves)
+
+    def _compile_once(self, key: CacheKey, args: tuple, kwargs: dict) -> Compiled:
+        """Trace and compile on a miss; threads missing on the same key wait for one."""
+        slot = (id(self._cache), key)
+        with _INFLIGHT_LOCK:
+            compiled = self._cache.get(key)
+            if compiled is not None:
+                return compiled
+            pending = _INFLIGHT.get(slot)
+            owner = pending is None
+            if owner:
+                pending = _INFLIGHT[slot] = _Pending()
+        if not owner:
+            return pending.wait()
+        try:
+            if not self._eager and config.read("ember_explain_cache_misses"):
+                self._explain_miss(key, args, kwargs)
+            compiled = self._lower(key, args, kwargs).compile()
+            self._cache[key] = compiled
+            pending.result = compiled
+        except BaseException as e:
+            pending.error = e
+            raise
+        finally:
+            with _INFLIGHT_LOCK:
+                del _INFLIGHT[slot]
+            pending.done.set()
+        self._warn_donation()
+        return compiled
+
+    def _explain_miss(self, key: CacheKey, args: tuple, kwargs: dict) -> None:
+        dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
+        previous = [k for k in self._cache if isinstance(k, CacheKey)]
+        name = getattr(self.fun, "__name__", None) or _fun_name(self.fun)
+        logger.warning(explain(name, _where(self.fun), id(self.fun), key,
+                               self._leaf_paths(dyn_args, dyn_kwargs), previous))
 
     def _key(self, args: tuple, kwargs: dict) -> tuple[CacheKey, list[Any]]:
         dyn_args, dyn_kwargs, static = self._split(args, kwargs)
@@ -278,22 +329,44 @@ def _static_args(fun: Callable, sig: inspect.Signature | None, nums: Any, names:
     return nums, names
 
 
+class _Pending:
+    """A compile in flight, awaited by other threads that miss on the same key."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: Compiled | None = None
+        self.error: BaseException | None = None
+
+    def wait(self) -> Compiled:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+_INFLIGHT: dict[tuple, _Pending] = {}
+_INFLIGHT_LOCK = threading.Lock()
+
 # Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _STRONG_CACHES: dict[int, tuple[Any, dict]] = {}
 
 
-def _cache_for(fun: Callable, config: tuple) -> dict:
+def _cache_for(fun: Callable, options: tuple) -> dict:
     try:
         per_fun = _CACHES.setdefault(fun, {})
     except TypeError:  # not weak-referenceable: keep it alive with its cache
         per_fun = _STRONG_CACHES.setdefault(id(fun), (fun, {}))[1]
-    return per_fun.setdefault(config, {})
+    return per_fun.setdefault(options, {})
 
 
 def clear_caches() -> None:
-    _CACHES.clear()
-    _STRONG_CACHES.clear()
+    """Drop every traced and compiled function (jitted functions keep their cache dicts, so
+    these are emptied in place)."""
+    per_fun = [*_CACHES.values(), *(c for _, c in _STRONG_CACHES.values())]
+    for options in per_fun:
+        for cache in options.values():
+            cache.clear()
     _EAGER.clear()
 
 
@@ -308,13 +381,15 @@ class Traced:
         self.module = trace.module
         self.ir = str(trace.module)
 
+    @property
+    def out_info(self) -> Any:
+        """The outputs as a pytree of ShapeDtypeStruct."""
+        return optree.tree_unflatten(self.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.out_avals])
+
     def lower(self) -> Lowered:
-        module = pipeline.clone(self.module)
         name = str(self.module.operation.attributes["sym_name"]).strip('"')
-        pipeline.optimize(module)
-        texts = {"traced": self.ir, "ember": str(module)}
-        pipeline.lower(module)
-        texts["linalg"] = str(module)
+        texts = {"traced": self.ir, **lower_module(pipeline.clone(self.module))}
         return Lowered(self, name, texts)
 
 
@@ -330,13 +405,9 @@ class Lowered:
         return self._texts[stage]
 
     def compile(self) -> Compiled:
-        start = time.perf_counter()
-        vmfb = pipeline.to_vmfb(self._texts["linalg"], name=self.name)
-        events.emit(self.traced.jitted._events[1])
-        if config.read("ember_log_compiles"):
-            logger.warning("Finished compiling %s for %s in %.1f ms", self.name,
-                           [a.str_short() for a in self.traced.key.in_avals],
-                           (time.perf_counter() - start) * 1e3)
+        signature = str([a.str_short() for a in self.traced.key.in_avals])
+        vmfb = compilation.to_vmfb(self._texts, self.name, signature,
+                                   event=self.traced.jitted._events[1])
         return Compiled(self, vmfb)
 
 
@@ -356,6 +427,23 @@ class Compiled:
     def as_text(self, stage: str = "ember") -> str:
         return self.lowered.as_text(stage)
 
+    @property
+    def in_avals(self) -> tuple[ShapedArray, ...]:
+        return self.cache_key.in_avals
+
+    @property
+    def out_avals(self) -> tuple[ShapedArray, ...]:
+        return self._executable.out_avals
+
+    def signature(self) -> str:
+        """`(f32[3], i32[]) -> (f32[3],)`: what this compiled code takes and returns."""
+        ins = ", ".join(a.str_short() for a in self.in_avals)
+        outs = ", ".join(a.str_short() for a in self.out_avals)
+        return f"({ins}) -> ({outs})"
+
+    def __repr__(self) -> str:
+        return f"<ember.Compiled {self.lowered.name} {self.signature()}>"
+
     def save(self, path: str) -> None:
         with open(path, "wb") as f:
             f.write(self.vmfb)
@@ -363,16 +451,28 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         key, leaves = self._jitted._key(args, kwargs)
         if key != self.cache_key:
-            raise TypeError(f"{self.lowered.name} was compiled for "
-                            f"{[a.str_short() for a in self.cache_key.in_avals]}, got "
-                            f"{[a.str_short() for a in key.in_avals]}")
+            raise TypeError(f"{self.lowered.name} requires arguments matching its compiled "
+                            f"signature {[a.str_short() for a in self.cache_key.in_avals]}, "
+                            f"got {[a.str_short() for a in key.in_avals]}")
         return self.call_leaves(leaves)
 
     def call_leaves(self, leaves: list[Any]) -> Any:
         executable = self._executable
-        arrays = [x if type(x) is Array else put(np.asarray(x), aval, executable.device)
+        arrays = [x if type(x) is Array else _put(x, aval, executable.device)
                   for x, aval in zip(leaves, self.cache_key.in_avals, strict=True)]
         return optree.tree_unflatten(self._out_tree, executable(arrays))
+
+
+def _put(x: Any, aval: ShapedArray, device) -> Array:
+    if isinstance(x, ShapeDtypeStruct):
+        raise TypeError(f"a jitted function requires arrays to run, got {x!r} (a "
+                        f"ShapeDtypeStruct has no data; use .trace/.lower/eval_shape)")
+    return put(np.asarray(x), aval, device)
+
+
+def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes `fun` would return, as ShapeDtypeStructs, without running it."""
+    return JitFunction(fun).trace(*args, **kwargs).out_info
 
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
