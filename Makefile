@@ -22,6 +22,7 @@ test: $(STAMP)
 # OpenBLAS's core-type override slows NumPy on this machine: drop it for the peer, here only.
 bench: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/run.py
+	$(PY) benchmarks/compile.py
 
 irdl: $(STAMP)
 	$(PY) -m ember.dialect.irdl > dialect/ember.irdl.mlir

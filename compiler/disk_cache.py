@@ -123,9 +123,14 @@ class DiskCache:
         if not self.usable:
             return
         data = MAGIC + hashlib.sha256(payload).digest() + payload
-        _atomic_write(self.root, self._entry(key), data)
-        _atomic_write(self.root, self._sidecar(key), json.dumps(key.summary()).encode())
-        self._evict()
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it may have been removed
+            _atomic_write(self.root, self._entry(key), data)
+            _atomic_write(self.root, self._sidecar(key), json.dumps(key.summary()).encode())
+            self._evict()
+        except OSError as e:  # a full disk or a vanished directory costs a compile, no more
+            warnings.warn(f"ember compilation cache could not write to {self.root} ({e})",
+                          CacheWarning, stacklevel=3)
 
     def _evict(self) -> None:
         """Least recently used entries go first until the cache fits its size cap."""
