@@ -31,15 +31,19 @@ _USAGE = rt.BufferUsage.DEFAULT
 
 
 class Array:
-    """A device-resident array. `shape`/`dtype` never wait; reading values does."""
+    """A device-resident array, and a future: `shape`/`dtype` never wait; reading values
+    does. `_fence` is the work that produces it (None once known complete)."""
 
-    __slots__ = ("aval", "_buffer", "device", "__weakref__")
+    __slots__ = ("aval", "_buffer", "device", "_fence", "_producer", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, aval: ShapedArray, buffer: rt.HalBufferView, device: _device.Device):
+    def __init__(self, aval: ShapedArray, buffer: rt.HalBufferView, device: _device.Device,
+                 fence: rt.HalFence | None = None, producer: str = ""):
         self.aval = aval
         self._buffer = buffer
         self.device = device
+        self._fence = fence
+        self._producer = producer
 
     # -- metadata, no waiting
     @property
@@ -73,7 +77,15 @@ class Array:
         return self._buffer
 
     def block_until_ready(self) -> Array:
-        # Invocations are synchronous today: a returned Array is already computed.
+        """Wait for the work producing this array; a device failure raises here."""
+        fence = self._fence
+        if fence is not None:
+            try:
+                fence.wait()
+            except Exception as e:
+                raise RuntimeError(f"{self._producer or 'an ember computation'} failed on "
+                                   f"{self.device}: {e}") from None
+            self._fence = None
         return self
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -81,6 +93,7 @@ class Array:
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def _to_numpy(self) -> np.ndarray:
+        self.block_until_ready()
         if self.size == 0:
             return np.zeros(self.shape, self.dtype)
         mapped = self._buffer.map().asarray(list(self.shape), self.dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import iree.runtime as rt
@@ -23,31 +24,53 @@ def runs_in_parallel(in_avals: Sequence[ShapedArray], out_avals: Sequence[Shaped
 
 
 class Executable:
-    """A `.vmfb` loaded into its own VM context on one device."""
+    """A `.vmfb` (compiled with IREE's coarse-fences ABI) loaded on one device.
 
-    __slots__ = ("vmfb", "device", "out_avals", "parallel", "_context", "_function", "_n_out")
+    A call waits on its inputs' fences on the device, not the host, and signals its own
+    timeline semaphore: on local-task it returns before the work is done and each result
+    carries the fence; on local-sync the work is done on return and results carry none.
+    """
+
+    __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "_context", "_function",
+                 "_n_in", "_n_out", "_semaphore", "_tick", "_lock")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
-                 out_avals: Sequence[ShapedArray]):
+                 out_avals: Sequence[ShapedArray], name: str = ""):
         self.vmfb = vmfb
         self.device = device
+        self.name = name
         self.out_avals = tuple(out_avals)
         self.parallel = runs_in_parallel(in_avals, out_avals)
-        _, hal_module = device.hal_for(self.parallel)
+        hal, hal_module = device.hal_for(self.parallel)
         module = rt.VmModule.copy_buffer(_device.instance(), vmfb)
         self._context = rt.VmContext(_device.instance(), modules=[hal_module, module])
         self._function = module.lookup_function(ENTRY)
-        self._n_out = len(self.out_avals)
+        self._n_in, self._n_out = len(in_avals), len(self.out_avals)
+        self._semaphore = hal.create_semaphore(0)
+        self._tick = 0
+        self._lock = threading.Lock()  # a VM context runs one invocation at a time
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         """The dispatch fast path: a few C calls and one Array per result."""
-        inputs = _VariantList(len(args))
+        inputs = _VariantList(self._n_in + 2)
+        pending = None
         for a in args:
             inputs.push_ref(a._buffer)
+            if a._fence is not None:
+                pending = [a._fence] if pending is None else [*pending, a._fence]
+        inputs.push_ref(_READY if pending is None else
+                        pending[0] if len(pending) == 1 else _Fence.join(pending))
         outputs = _VariantList(self._n_out)
-        self._context.invoke(self._function, inputs, outputs)
-        device, get = self.device, outputs.get_as_object
-        return [Array(aval, get(i, _BufferView), device) for i, aval in enumerate(self.out_avals)]
+        with self._lock:
+            self._tick += 1
+            signal = _Fence.create_at(self._semaphore, self._tick)
+            inputs.push_ref(signal)
+            self._context.invoke(self._function, inputs, outputs)
+        fence = signal if self.parallel else None
+        device, get, name = self.device, outputs.get_as_object, self.name
+        return [Array(aval, get(i, _BufferView), device, fence, name)
+                for i, aval in enumerate(self.out_avals)]
 
 
-_VariantList, _BufferView = rt.VmVariantList, rt.HalBufferView
+_VariantList, _BufferView, _Fence = rt.VmVariantList, rt.HalBufferView, rt.HalFence
+_READY = rt.HalFence(0)  # a fence with no timepoints: already satisfied

@@ -254,7 +254,7 @@ def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
     out_avals = trace.finish([out])
     vmfb = compilation.to_vmfb(lower_module(trace.module), op.name,
                                str([a.str_short() for a in avals]), event="eager_compile")
-    return Executable(vmfb, device, avals, out_avals)
+    return Executable(vmfb, device, avals, out_avals, name=op.name)
 
 
 def lower_module(module: mlir.Module) -> dict[str, str]:

@@ -421,7 +421,8 @@ class Compiled:
         self.vmfb = vmfb
         self._out_tree = traced.out_tree
         device = get_device(traced.jitted.device) if traced.jitted.device else default_device()
-        self._executable = Executable(vmfb, device, traced.key.in_avals, traced.out_avals)
+        self._executable = Executable(vmfb, device, traced.key.in_avals, traced.out_avals,
+                                      name=lowered.name)
         self._jitted = traced.jitted
 
     def as_text(self, stage: str = "ember") -> str:
