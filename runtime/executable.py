@@ -32,7 +32,7 @@ class Executable:
     """
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "_context", "_function",
-                 "_n_in", "_n_out", "_semaphore", "_tick", "_lock")
+                 "_n_in", "_n_out", "_hal", "_semaphore", "_tick", "_lock")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], name: str = ""):
@@ -46,7 +46,8 @@ class Executable:
         self._context = rt.VmContext(_device.instance(), modules=[hal_module, module])
         self._function = module.lookup_function(ENTRY)
         self._n_in, self._n_out = len(in_avals), len(self.out_avals)
-        self._semaphore = hal.create_semaphore(0)
+        self._hal = hal
+        self._semaphore = hal.create_semaphore(0)  # local-sync calls complete in order
         self._tick = 0
         self._lock = threading.Lock()  # a VM context runs one invocation at a time
 
@@ -62,8 +63,11 @@ class Executable:
                         pending[0] if len(pending) == 1 else _Fence.join(pending))
         outputs = _VariantList(self._n_out)
         with self._lock:
-            self._tick += 1
-            signal = _Fence.create_at(self._semaphore, self._tick)
+            if self.parallel:  # calls may finish out of order: one semaphore each
+                signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
+            else:
+                self._tick += 1
+                signal = _Fence.create_at(self._semaphore, self._tick)
             inputs.push_ref(signal)
             self._context.invoke(self._function, inputs, outputs)
         fence = signal if self.parallel else None
