@@ -69,7 +69,10 @@ class Executable:
                 self._tick += 1
                 signal = _Fence.create_at(self._semaphore, self._tick)
             inputs.push_ref(signal)
-            self._context.invoke(self._function, inputs, outputs)
+            try:
+                self._context.invoke(self._function, inputs, outputs)
+            except RuntimeError as e:  # e.g. an input's producer failed
+                raise RuntimeError(f"{self.name} failed on {self.device}: {e}") from None
         fence = signal if self.parallel else None
         device, get, name = self.device, outputs.get_as_object, self.name
         return [Array(aval, get(i, _BufferView), device, fence, name)

@@ -1,0 +1,148 @@
+"""The runtime: asynchronous calls, chaining, lifetimes, errors, threads and hygiene."""
+
+import gc
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import iree.runtime as rt
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember.runtime import executable
+from helpers import assert_close
+
+BIG = np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    f = ember.jit(lambda a, b: jnp.dot(a, b) + 3.0)
+    x = ember.device_put(BIG)
+    f(x, x).block_until_ready()
+    return f, x
+
+
+def test_a_large_call_returns_before_its_work_is_done(matmul):
+    f, x = matmul
+    ratios = []
+    for _ in range(5):
+        start = time.perf_counter()
+        out = f(x, x)
+        dispatched = time.perf_counter()
+        assert out.shape == (1000, 1000) and out.dtype == np.float32  # known at once
+        out.block_until_ready()
+        ratios.append((dispatched - start) / (time.perf_counter() - start))
+    assert min(ratios) < 0.05, ratios
+
+
+def test_chained_calls_are_correct_without_a_host_sync(matmul):
+    f, x = matmul
+    once = f(x, x)
+    twice = f(once, x)  # waits on `once` on the device, not here
+    assert once._fence is not None or twice._fence is not None
+    expected = (BIG.astype(np.float64) @ BIG + 3.0) @ BIG + 3.0
+    np.testing.assert_allclose(np.asarray(twice), expected, rtol=2e-3, atol=0.5)
+
+
+def test_inputs_stay_alive_while_the_work_reads_them(matmul):
+    f, _ = matmul
+    a = ember.device_put(BIG * 2)
+    out = f(a, a)
+    del a
+    gc.collect()
+    np.testing.assert_allclose(np.asarray(out), (BIG * 2).astype(np.float64) @ (BIG * 2) + 3,
+                               rtol=2e-3, atol=0.5)
+
+
+def test_a_device_failure_surfaces_at_the_next_sync_and_names_the_function(matmul):
+    f, _ = matmul
+    a = ember.device_put(BIG)
+    semaphore = a.device.hal.create_semaphore(0)
+    a._fence = rt.HalFence.create_at(semaphore, 1)
+    semaphore.fail("injected failure")  # the work producing `a` failed
+    with pytest.raises(RuntimeError, match="jit_matmul__locals___lambda_ failed on CpuDevice"
+                       "(.|\n)*injected failure"):
+        f(a, a).block_until_ready()  # at the call or, at the latest, at this sync
+
+
+def test_small_calls_run_inline_and_large_ones_on_workers():
+    small = ember.jit(lambda x: x + 1).lower(np.ones(8, np.float32)).compile()
+    assert not small._executable.parallel
+    big = ember.jit(lambda x: x + 1).lower(BIG).compile()
+    assert big._executable.parallel
+    assert executable.PARALLEL_MIN_ELEMENTS == 1 << 15
+
+
+def test_threads_calling_same_and_different_functions():
+    add = ember.jit(lambda a, b: a + b)
+    scale = ember.jit(lambda a: a * 3.0 - 1.0)
+    small = np.arange(16, dtype=np.float32)
+    large = np.arange(1 << 16, dtype=np.float32)
+    errors = []
+
+    def work(seed):
+        try:
+            for i in range(30):
+                v = (small if (seed + i) % 2 else large) + seed
+                assert_close(add(v, v), v + v)
+                assert_close(scale(v), v * 3.0 - 1.0)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_100k_calls_do_not_grow_memory():
+    f = ember.jit(lambda x: x + 1)
+    x = ember.device_put(np.ones(4, np.float32))
+    for _ in range(2000):
+        f(x)
+    before = _rss_bytes()
+    for _ in range(100_000):
+        f(x)
+    assert _rss_bytes() - before < 10 * 2**20
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_clearing_caches_leaves_no_threads_behind():
+    ember.jit(lambda x: x * 2)(BIG)  # the worker pool exists from here on
+    baseline = _threads()
+    for i in range(3):
+        ember.jit(lambda x, i=i: x * i)(BIG).block_until_ready()
+        ember.clear_caches()
+    gc.collect()
+    assert _threads() <= baseline
+
+
+EXIT_SCRIPT = """
+import numpy as np, ember, ember.numpy as jnp
+big = ember.jit(lambda a: jnp.exp(a) @ a)(np.ones((512, 512), np.float32))  # left in flight
+print(float(np.asarray(jnp.sin(np.arange(3.0)))[1]) > 0)
+"""
+
+
+def test_a_process_exits_cleanly_with_work_in_flight():
+    env = dict(os.environ, EMBER_COMPILATION_CACHE_DIR="off")
+    res = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "True"
+    assert res.stderr == ""
