@@ -74,10 +74,48 @@ def cases(quick: bool):
         return name, row, number
 
     yield ember_and_jax("dispatch x+1 (f32[4])", lambda np_, x: x + 1, tiny, number=2000)
+    yield chained(tiny)
     yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=20)
     yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5)
     yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10)
     yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
+
+
+def chained(tiny: np.ndarray):
+    """100 dependent tiny calls, then one sync: dispatch-bound, chained on fences."""
+    def chain(f, x):
+        def run():
+            y = x
+            for _ in range(100):
+                y = f(y)
+            return y
+        return run
+
+    row = {"ember": chain(ember.jit(lambda v: v + 1), ember.device_put(tiny)),
+           "numpy": chain(lambda v: v + 1, tiny)}
+    if jax is not None:
+        row["jax"] = chain(jax.jit(lambda v: v + 1), jax.device_put(tiny))
+    return "100 chained x+1, one sync", row, 20
+
+
+def dispatch_fraction() -> str:
+    """The seed's async example: how much of a 1000x1000 matmul's time the call itself takes."""
+    x = np.random.default_rng(1).standard_normal((1000, 1000)).astype(np.float32)
+    rows = [("Ember", ember.jit(lambda a: enp.dot(a, a) + 3.0), ember.device_put(x))]
+    if jax is not None:
+        rows.append(("JAX", jax.jit(lambda a: jnp.dot(a, a) + 3.0), jax.device_put(x)))
+    parts = []
+    for name, f, arg in rows:
+        f(arg).block_until_ready()
+        best = float("inf")
+        for _ in range(10):
+            start = time.perf_counter()
+            out = f(arg)
+            called = time.perf_counter()
+            out.block_until_ready()
+            best = min(best, (called - start) / (time.perf_counter() - start))
+        parts.append(f"{name} {best * 100:.1f}%")
+    return "dispatch of a 1000x1000 matmul, share of its run time: " + ", ".join(parts)
 
 
 def main() -> None:
@@ -93,6 +131,7 @@ def main() -> None:
         vs_jax = f"{t['ember'] / jax_t:.2f}" if jax_t else "n/a"
         print(f"| {name} | {_fmt(t['ember'])} | {_fmt(jax_t) if jax_t else 'n/a'} | "
               f"{_fmt(t['numpy'])} | {vs_jax} | {t['ember'] / t['numpy']:.2f} |", flush=True)
+    print("\n" + dispatch_fraction())
 
 
 def _fmt(seconds: float) -> str:

@@ -26,6 +26,10 @@ _ELEMENT = {
     np.dtype(np.float32): rt.HalElementType.FLOAT_32,
     np.dtype(np.float64): rt.HalElementType.FLOAT_64,
 }
+# DLPack imports keep these element types exactly (others are copied).
+_ALIASABLE = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8,
+                                             np.int16, np.int32, np.int64, np.uint8,
+                                             np.uint16, np.uint32, np.uint64))
 _MEMORY = rt.MemoryType.DEVICE_LOCAL
 _USAGE = rt.BufferUsage.DEFAULT
 
@@ -89,15 +93,20 @@ class Array:
         return self
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """`np.asarray(a)` is a read-only view of the device buffer (host memory on the CPU);
+        `np.array(a)` copies."""
         out = self._to_numpy()
-        return out if dtype is None else out.astype(dtype, copy=False)
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            return out.astype(dtype)
+        return out.copy() if copy else out
 
     def _to_numpy(self) -> np.ndarray:
         self.block_until_ready()
         if self.size == 0:
             return np.zeros(self.shape, self.dtype)
-        mapped = self._buffer.map().asarray(list(self.shape), self.dtype)
-        return np.array(mapped, copy=True)
+        view = self._buffer.map().asarray(list(self.shape), self.dtype)  # keeps the buffer
+        view.flags.writeable = False  # arrays are immutable
+        return view
 
     def item(self) -> Any:
         return self._to_numpy().item()
@@ -134,9 +143,14 @@ class Array:
         return format(self._to_numpy().item() if self.ndim == 0 else self._to_numpy(), spec)
 
 
-def put(value: np.ndarray, aval: ShapedArray, device: _device.Device) -> Array:
-    """Copy a host array into a new device buffer."""
-    host = np.ascontiguousarray(value, dtype=aval.dtype)
+def put(value: np.ndarray, aval: ShapedArray, device: _device.Device,
+        alias: bool = False) -> Array:
+    """A host array in a device buffer: copied, or with `alias` (a call's NumPy argument)
+    imported without a copy when it is 64-byte aligned, as JAX does on the CPU. The caller
+    must not write an aliased array until the work reading it is done."""
+    host = np.ascontiguousarray(value, dtype=aval.dtype).reshape(aval.shape)  # keeps 0-d
+    if alias and host.size and host.ctypes.data % 64 == 0 and aval.dtype in _ALIASABLE:
+        return Array(aval, device.hal.from_dlpack_capsule(host.__dlpack__()), device)
     if host.size == 0:
         host = np.zeros((1,), aval.dtype)  # IREE cannot allocate an empty copy source
     buffer = device.hal.allocator.allocate_buffer_copy(

@@ -24,15 +24,16 @@ def runs_in_parallel(in_avals: Sequence[ShapedArray], out_avals: Sequence[Shaped
 
 
 class Executable:
-    """A `.vmfb` (compiled with IREE's coarse-fences ABI) loaded on one device.
+    """A `.vmfb` loaded on one device.
 
-    A call waits on its inputs' fences on the device, not the host, and signals its own
-    timeline semaphore: on local-task it returns before the work is done and each result
-    carries the fence; on local-sync the work is done on return and results carry none.
+    A parallel executable (compiled with IREE's coarse-fences ABI, run on local-task) waits
+    on its inputs' fences on the device, not the host, and returns before its work is done:
+    each result carries the fence. An inline one (synchronous ABI, local-sync) is done on
+    return and its results carry none.
     """
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "_context", "_function",
-                 "_n_in", "_n_out", "_hal", "_semaphore", "_tick", "_lock")
+                 "_n_in", "_n_out", "_hal", "_lock")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], name: str = ""):
@@ -47,12 +48,12 @@ class Executable:
         self._function = module.lookup_function(ENTRY)
         self._n_in, self._n_out = len(in_avals), len(self.out_avals)
         self._hal = hal
-        self._semaphore = hal.create_semaphore(0)  # local-sync calls complete in order
-        self._tick = 0
         self._lock = threading.Lock()  # a VM context runs one invocation at a time
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         """The dispatch fast path: a few C calls and one Array per result."""
+        if not self.parallel:
+            return self._call_inline(args)
         inputs = _VariantList(self._n_in + 2)
         pending = None
         for a in args:
@@ -62,21 +63,33 @@ class Executable:
         inputs.push_ref(_READY if pending is None else
                         pending[0] if len(pending) == 1 else _Fence.join(pending))
         outputs = _VariantList(self._n_out)
-        with self._lock:
-            if self.parallel:  # calls may finish out of order: one semaphore each
-                signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
-            else:
-                self._tick += 1
-                signal = _Fence.create_at(self._semaphore, self._tick)
-            inputs.push_ref(signal)
-            try:
-                self._context.invoke(self._function, inputs, outputs)
-            except RuntimeError as e:  # e.g. an input's producer failed
-                raise RuntimeError(f"{self.name} failed on {self.device}: {e}") from None
-        fence = signal if self.parallel else None
+        # Calls may finish out of order: each signals a semaphore of its own.
+        signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
+        inputs.push_ref(signal)
+        self._invoke(inputs, outputs)
         device, get, name = self.device, outputs.get_as_object, self.name
-        return [Array(aval, get(i, _BufferView), device, fence, name)
+        return [Array(aval, get(i, _BufferView), device, signal, name)
                 for i, aval in enumerate(self.out_avals)]
+
+    def _call_inline(self, args: Sequence[Array]) -> list[Array]:
+        """Synchronous ABI on local-sync: done on return. Inputs still being produced by
+        worker threads are waited for first."""
+        inputs = _VariantList(self._n_in)
+        for a in args:
+            if a._fence is not None:
+                a.block_until_ready()
+            inputs.push_ref(a._buffer)
+        outputs = _VariantList(self._n_out)
+        self._invoke(inputs, outputs)
+        device, get = self.device, outputs.get_as_object
+        return [Array(aval, get(i, _BufferView), device) for i, aval in enumerate(self.out_avals)]
+
+    def _invoke(self, inputs: rt.VmVariantList, outputs: rt.VmVariantList) -> None:
+        try:
+            with self._lock:
+                self._context.invoke(self._function, inputs, outputs)
+        except RuntimeError as e:  # e.g. an input's producer failed
+            raise RuntimeError(f"{self.name} failed on {self.device}: {e}") from None
 
 
 _VariantList, _BufferView, _Fence = rt.VmVariantList, rt.HalBufferView, rt.HalFence

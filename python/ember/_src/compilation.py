@@ -7,11 +7,14 @@ import functools
 import logging
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from ember import config
 from ember.compiler import pipeline
 from ember.compiler.disk_cache import DiskCache
+from ember.dialect.types import ShapedArray
+from ember.runtime.executable import runs_in_parallel
 
 from . import events
 
@@ -42,9 +45,16 @@ def disk_cache() -> DiskCache | None:
     return cache if cache.usable else None
 
 
-def to_vmfb(texts: dict[str, str], name: str, signature: str, event: str = "compile",
-            target: str = "cpu") -> bytes:
+def target_for(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> str:
+    """Modules that will run on worker threads get the asynchronous (coarse-fences) ABI."""
+    return "cpu-async" if runs_in_parallel(in_avals, out_avals) else "cpu"
+
+
+def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],
+            out_avals: Sequence[ShapedArray], event: str = "compile") -> bytes:
     """The vmfb for lowered `texts`, from disk when an identical program was compiled."""
+    target = target_for(in_avals, out_avals)
+    signature = str([a.str_short() for a in in_avals])
     cache = disk_cache()
     key = pipeline.cache_key(texts["ember"], target) if cache else None
     if cache is not None:

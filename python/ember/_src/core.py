@@ -252,8 +252,8 @@ def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
     with Trace(op.name, "<eager>", avals, names) as trace:
         out = trace.emit(op, trace.args, params)
     out_avals = trace.finish([out])
-    vmfb = compilation.to_vmfb(lower_module(trace.module), op.name,
-                               str([a.str_short() for a in avals]), event="eager_compile")
+    vmfb = compilation.to_vmfb(lower_module(trace.module), op.name, avals, out_avals,
+                               event="eager_compile")
     return Executable(vmfb, device, avals, out_avals, name=op.name)
 
 

@@ -405,9 +405,9 @@ class Lowered:
         return self._texts[stage]
 
     def compile(self) -> Compiled:
-        signature = str([a.str_short() for a in self.traced.key.in_avals])
-        vmfb = compilation.to_vmfb(self._texts, self.name, signature,
-                                   event=self.traced.jitted._events[1])
+        traced = self.traced
+        vmfb = compilation.to_vmfb(self._texts, self.name, traced.key.in_avals,
+                                   traced.out_avals, event=traced.jitted._events[1])
         return Compiled(self, vmfb)
 
 
@@ -468,7 +468,7 @@ def _put(x: Any, aval: ShapedArray, device) -> Array:
     if isinstance(x, ShapeDtypeStruct):
         raise TypeError(f"a jitted function requires arrays to run, got {x!r} (a "
                         f"ShapeDtypeStruct has no data; use .trace/.lower/eval_shape)")
-    return put(np.asarray(x), aval, device)
+    return put(np.asarray(x), aval, device, alias=True)
 
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
