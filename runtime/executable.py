@@ -32,8 +32,8 @@ class Executable:
     return and its results carry none.
     """
 
-    __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "_context", "_function",
-                 "_n_in", "_n_out", "_hal", "_lock")
+    __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_invoke",
+                 "_function", "_n_in", "_n_out", "_hal", "_lock", "_outs")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], name: str = ""):
@@ -44,32 +44,36 @@ class Executable:
         self.parallel = runs_in_parallel(in_avals, out_avals)
         hal, hal_module = device.hal_for(self.parallel)
         module = rt.VmModule.copy_buffer(_device.instance(), vmfb)
-        self._context = rt.VmContext(_device.instance(), modules=[hal_module, module])
+        self._invoke = rt.VmContext(_device.instance(), modules=[hal_module, module]).invoke
         self._function = module.lookup_function(ENTRY)
         self._n_in, self._n_out = len(in_avals), len(self.out_avals)
+        self._outs = tuple(enumerate(self.out_avals))
         self._hal = hal
         self._lock = threading.Lock()  # a VM context runs one invocation at a time
+        # `call(args) -> [Array]`, the dispatch fast path, bound once to the right ABI.
+        self.call = self._call_async if self.parallel else self._call_inline
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
-        """The dispatch fast path: a few C calls and one Array per result."""
-        if not self.parallel:
-            return self._call_inline(args)
+        return self.call(args)
+
+    def _call_async(self, args: Sequence[Array]) -> list[Array]:
         inputs = _VariantList(self._n_in + 2)
-        pending = None
+        pending = [a._fence for a in args if a._fence is not None]
         for a in args:
             inputs.push_ref(a._buffer)
-            if a._fence is not None:
-                pending = [a._fence] if pending is None else [*pending, a._fence]
-        inputs.push_ref(_READY if pending is None else
+        inputs.push_ref(_READY if not pending else
                         pending[0] if len(pending) == 1 else _Fence.join(pending))
-        outputs = _VariantList(self._n_out)
         # Calls may finish out of order: each signals a semaphore of its own.
         signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
         inputs.push_ref(signal)
-        self._invoke(inputs, outputs)
+        outputs = _VariantList(self._n_out)
+        try:
+            with self._lock:
+                self._invoke(self._function, inputs, outputs)
+        except RuntimeError as e:  # e.g. an input's producer failed
+            raise self._failed(e) from None
         device, get, name = self.device, outputs.get_as_object, self.name
-        return [Array(aval, get(i, _BufferView), device, signal, name)
-                for i, aval in enumerate(self.out_avals)]
+        return [Array(aval, get(i, _BufferView), device, signal, name) for i, aval in self._outs]
 
     def _call_inline(self, args: Sequence[Array]) -> list[Array]:
         """Synchronous ABI on local-sync: done on return. Inputs still being produced by
@@ -80,16 +84,16 @@ class Executable:
                 a.block_until_ready()
             inputs.push_ref(a._buffer)
         outputs = _VariantList(self._n_out)
-        self._invoke(inputs, outputs)
-        device, get = self.device, outputs.get_as_object
-        return [Array(aval, get(i, _BufferView), device) for i, aval in enumerate(self.out_avals)]
-
-    def _invoke(self, inputs: rt.VmVariantList, outputs: rt.VmVariantList) -> None:
         try:
             with self._lock:
-                self._context.invoke(self._function, inputs, outputs)
-        except RuntimeError as e:  # e.g. an input's producer failed
-            raise RuntimeError(f"{self.name} failed on {self.device}: {e}") from None
+                self._invoke(self._function, inputs, outputs)
+        except RuntimeError as e:
+            raise self._failed(e) from None
+        device, get = self.device, outputs.get_as_object
+        return [Array(aval, get(i, _BufferView), device) for i, aval in self._outs]
+
+    def _failed(self, error: Exception) -> RuntimeError:
+        return RuntimeError(f"{self.name} failed on {self.device}: {error}")
 
 
 _VariantList, _BufferView, _Fence = rt.VmVariantList, rt.HalBufferView, rt.HalFence

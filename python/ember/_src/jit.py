@@ -117,8 +117,8 @@ class JitFunction:
                 compiled = self._cache.get(tuple([a.aval for a in args if type(a) is Array]))
             except AttributeError:
                 compiled = None
-            if compiled is not None and len(compiled.cache_key.in_avals) == len(args):
-                return compiled.call_leaves(args)
+            if compiled is not None and compiled.n_args == len(args):
+                return compiled.call_arrays(args)
         key, leaves = self._key(args, kwargs)
         try:
             compiled = self._cache.get(key)
@@ -424,6 +424,9 @@ class Compiled:
         self._executable = Executable(vmfb, device, traced.key.in_avals, traced.out_avals,
                                       name=lowered.name)
         self._jitted = traced.jitted
+        self.n_args = len(traced.key.in_avals)
+        self._call = self._executable.call
+        self._single_out = self._out_tree == optree.tree_structure(0)
 
     def as_text(self, stage: str = "ember") -> str:
         return self.lowered.as_text(stage)
@@ -456,6 +459,11 @@ class Compiled:
                             f"signature {[a.str_short() for a in self.cache_key.in_avals]}, "
                             f"got {[a.str_short() for a in key.in_avals]}")
         return self.call_leaves(leaves)
+
+    def call_arrays(self, args: Sequence[Array]) -> Any:
+        """The fast path: every argument already an ember.Array of the compiled type."""
+        outs = self._call(args)
+        return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
 
     def call_leaves(self, leaves: list[Any]) -> Any:
         executable = self._executable
