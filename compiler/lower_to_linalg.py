@@ -74,7 +74,7 @@ class Emitter:
     def filled(self, aval: ShapedArray, value) -> str:
         init = self.empty(aval)
         scalar, name = self.fresh("c"), self.fresh("f")
-        self.emit(f"{scalar} = arith.constant {eir._literal(value, aval.dtype)} : {_etype(aval)}")
+        self.emit(f"{scalar} = arith.constant {eir.literal(value, aval.dtype)} : {_etype(aval)}")
         self.emit(f"{name} = linalg.fill ins({scalar} : {_etype(aval)}) outs({init} : "
                   f"{_ttype(aval)}) -> {_ttype(aval)}")
         return name

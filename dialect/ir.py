@@ -16,7 +16,7 @@ from iree.compiler import api
 from iree.compiler import ir as mlir
 
 from .ops import OPS, Attr, OpDef, VerifyError
-from .types import ShapedArray, element_type, parse_tensor_type
+from .types import ShapedArray, parse_tensor_type
 
 DIALECT = "ember"
 # MLIR contexts are not thread-safe: every builder, pass and compile holds this lock.
@@ -58,7 +58,7 @@ def elements_attr(value: np.ndarray) -> mlir.Attribute:
     ttype = tensor_type(ShapedArray(value.shape, value.dtype))
     if _is_splat(value):
         first = value.reshape(-1)[0] if value.size else 0
-        return mlir.Attribute.parse(f"dense<{_literal(first, value.dtype)}> : {ttype}")
+        return mlir.Attribute.parse(f"dense<{literal(first, value.dtype)}> : {ttype}")
     if value.dtype == np.bool_:
         return mlir.Attribute.parse(f"dense<{_nested(value)}> : {ttype}")
     raw = np.ascontiguousarray(value).tobytes()
@@ -76,11 +76,11 @@ def _is_splat(value: np.ndarray) -> bool:
 
 def _nested(value: np.ndarray) -> str:
     if value.ndim == 0:
-        return _literal(value.item(), value.dtype)
+        return literal(value.item(), value.dtype)
     return "[" + ", ".join(_nested(v) for v in value) + "]"
 
 
-def _literal(v: Any, dtype: np.dtype) -> str:
+def literal(v: Any, dtype: np.dtype) -> str:
     if dtype == np.bool_:
         return "true" if v else "false"
     if dtype.kind in "iu":
@@ -151,10 +151,6 @@ def _param(kind: Attr, attr: mlir.Attribute) -> Any:
 
 # ----------------------------------------------------------------------------- ops
 
-def infer(op: OpDef, avals: Sequence[ShapedArray], params: Mapping[str, Any]) -> ShapedArray:
-    return op.infer(*avals, **params)
-
-
 def build(op: OpDef, operands: Sequence[mlir.Value], params: Mapping[str, Any],
           result: ShapedArray) -> mlir.Operation:
     """Create `op` at the current insertion point. `result` comes from `op.infer`."""
@@ -195,12 +191,8 @@ def verify(operation: mlir.Operation) -> None:
                           f"and attributes {sorted(op.attributes)}, got "
                           f"{len(operation.operands)} operands, missing {missing}")
     _, avals, params = read(operation)
-    expected = infer(op, avals, params)
+    expected = op.infer(*avals, **params)
     got = aval_of(operation.results[0])
     if (expected.shape, expected.dtype) != (got.shape, got.dtype):
         raise VerifyError(f"{operation.location}: {op.name} requires result type "
                           f"{expected.tensor_type()}, got {got.tensor_type()}")
-
-
-def element(aval: ShapedArray) -> str:
-    return element_type(aval.dtype)

@@ -101,11 +101,6 @@ class ShapedArray:
     def signless_tensor_type(self) -> str:
         return tensor_type(self.shape, signless_element_type(self.dtype))
 
-    def update(self, **changes) -> ShapedArray:
-        values = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
-        values.update(changes)
-        return ShapedArray(**values)
-
 
 def tensor_type(shape: tuple[int, ...], element: str) -> str:
     dims = "".join(f"{d}x" for d in shape)

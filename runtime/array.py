@@ -76,10 +76,6 @@ class Array:
         return self.shape[0]
 
     # -- values
-    @property
-    def buffer(self) -> rt.HalBufferView:
-        return self._buffer
-
     def block_until_ready(self) -> Array:
         """Wait for the work producing this array; a device failure raises here."""
         fence = self._fence

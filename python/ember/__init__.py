@@ -6,11 +6,9 @@ import logging as _logging
 import sys as _sys
 from typing import Any
 
-import numpy as _np
-
 from ember import config, errors, numpy, tree_util
 from ember._src import array_methods as _array_methods
-from ember._src import dtypes as _dtypes
+from ember._src.core import as_array as _as_array
 from ember._src.events import count_events
 from ember._src.jit import (
     Compiled,
@@ -26,7 +24,6 @@ from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device
 from ember.runtime import devices as _devices
 from ember.runtime import get as _get_device
-from ember.runtime import put as _put
 
 __version__ = "0.1.0"
 _array_methods.install()
@@ -63,15 +60,7 @@ def device_put(x: Any, device: Device | str | None = None) -> Any:
     """Copy host data (or a pytree of it) to a device; ember arrays pass through."""
     dev = _get_device(device) if isinstance(device, str) else (device or _get_device(
         config.read("ember_default_device")))
-
-    def one(leaf: Any) -> Any:
-        if isinstance(leaf, Array):
-            return leaf
-        dtype, weak = _dtypes.dtype_and_weak(leaf)
-        value = _np.asarray(leaf, dtype)
-        return _put(value, ShapedArray(value.shape, dtype, weak), dev)
-
-    return tree_util.tree_map(one, x)
+    return tree_util.tree_map(lambda leaf: _as_array(leaf, dev), x)
 
 
 def block_until_ready(tree: Any) -> Any:

@@ -220,12 +220,13 @@ def constant(value: np.ndarray, weak: bool = False) -> Any:
     return put(value, ShapedArray(value.shape, value.dtype, weak), default_device())
 
 
-def as_array(x: Any) -> Array:
+def as_array(x: Any, device: Device | None = None) -> Array:
+    """`x` as an ember.Array (a copy of host data; ember arrays pass through)."""
     if isinstance(x, Array):
         return x
     dtype, weak = dtypes.dtype_and_weak(x)
     value = np.asarray(x, dtype)
-    return put(value, ShapedArray(value.shape, dtype, weak), default_device())
+    return put(value, ShapedArray(value.shape, dtype, weak), device or default_device())
 
 
 _EAGER: dict[tuple, Executable] = {}
