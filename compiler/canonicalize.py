@@ -69,7 +69,7 @@ def erase_dead(op, rewriter) -> bool:
 
 def fold_constants(op, rewriter) -> bool:
     row, avals, params = eir.read(op)
-    if row.has(Trait.CONSTANT) or not op.operands:
+    if row.has(Trait.CONSTANT) or row.has(Trait.CONTROL_FLOW) or not op.operands:
         return False
     result = eir.aval_of(op.results[0])
     if result.size > FOLD_LIMIT:

@@ -257,7 +257,82 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
                       _iterators(result.ndim, len(lc)), body)
 
 
+def _results(name: str, n: int) -> tuple[str, list[str]]:
+    """The left-hand side for `n` results named `name`, and how each is referred to."""
+    if n == 1:
+        return name, [name]
+    return f"{name}:{n}", [f"{name}#{i}" for i in range(n)]
+
+
+def _call(em: Emitter, callee: str, args: list[str], arg_types: list[str],
+          result_types: list[str]) -> list[str]:
+    lhs, names = _results(em.fresh("call"), len(result_types))
+    em.emit(f"  {lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(arg_types)}) -> "
+            f"({', '.join(result_types)})")
+    return names
+
+
+def _predicate(em: Emitter, value: str, aval: ShapedArray) -> str:
+    """An i1 from a scalar tensor: the bool itself, or `!= 0` for integers."""
+    scalar = em.fresh("p")
+    em.emit(f"{scalar} = tensor.extract {value}[] : {_ttype(aval)}")
+    if aval.dtype == np.bool_:
+        return scalar
+    zero, flag = em.fresh("c"), em.fresh("p")
+    em.emit(f"{zero} = arith.constant 0 : {_etype(aval)}")
+    em.emit(f"{flag} = arith.cmpi ne, {scalar}, {zero} : {_etype(aval)}")
+    return flag
+
+
+def lower_cond(em, op, args, avals, params, result) -> list[str]:
+    """scf.if whose regions call the branch functions (inlined later by `inline`)."""
+    results = [_ttype(r) for r in params["results"]]
+    captures = params["captures"]
+    shared = len(args) - 1 - sum(captures)
+    operands, types = args[1:], [_ttype(a) for a in avals[1:]]
+    flag = _predicate(em, args[0], avals[0])
+    lhs, names = _results(em.fresh(), len(results))
+    em.emit(f"{lhs} = scf.if {flag} -> ({', '.join(results)}) {{")
+    for i in (1, 0):  # then: branches[1] (true); else: branches[0]
+        start = shared + (captures[0] if i == 1 else 0)
+        picked = list(range(shared)) + list(range(start, start + captures[i]))
+        outs = _call(em, params["branches"][i], [operands[j] for j in picked],
+                     [types[j] for j in picked], results)
+        em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+        em.emit("} else {" if i == 1 else "}")
+    return names
+
+
+def lower_while(em, op, args, avals, params, result) -> list[str]:
+    """scf.while calling the cond and body functions with the carries and their captures."""
+    results = [_ttype(r) for r in params["results"]]
+    n = len(results)
+    caps_cond, caps_body = params["captures"]
+    types = [_ttype(a) for a in avals]
+    cond_caps = list(range(n, n + caps_cond))
+    body_caps = list(range(n + caps_cond, n + caps_cond + caps_body))
+    before = [em.fresh("w") for _ in range(n)]
+    after = [em.fresh("w") for _ in range(n)]
+    lhs, names = _results(em.fresh(), n)
+    inits = ", ".join(f"{b} = {a}" for b, a in zip(before, args[:n], strict=True))
+    em.emit(f"{lhs} = scf.while ({inits}) : ({', '.join(results)}) -> ({', '.join(results)}) {{")
+    (keep,) = _call(em, params["functions"][0], before + [args[j] for j in cond_caps],
+                    results + [types[j] for j in cond_caps], ["tensor<i1>"])
+    flag = em.fresh("p")
+    em.emit(f"  {flag} = tensor.extract {keep}[] : tensor<i1>")
+    em.emit(f"  scf.condition({flag}) {', '.join(before)} : {', '.join(results)}")
+    em.emit("} do {")
+    em.emit(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(after, results, strict=True))}):")
+    outs = _call(em, params["functions"][1], after + [args[j] for j in body_caps],
+                 results + [types[j] for j in body_caps], results)
+    em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+    em.emit("}")
+    return names
+
+
 LOWERINGS: dict[OpDef, Lowering] = {
+    ops.COND: lower_cond,
+    ops.WHILE: lower_while,
     ops.CONSTANT: lower_constant,
     ops.IOTA: lower_iota,
     ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,
@@ -296,14 +371,18 @@ def _lower_function(func: mlir.Operation) -> str:
         if row is ops.CONSTANT:
             params["_attr"] = op.attributes["value"]
         args = [em.names[v] for v in op.operands]
-        result = eir.aval_of(op.results[0])
-        em.names[op.results[0]] = lowering_for(row)(em, row, args, avals, params, result)
+        result = eir.aval_of(op.results[0]) if len(op.results) == 1 else None
+        lowered = lowering_for(row)(em, row, args, avals, params, result)
+        names = lowered if isinstance(lowered, list) else [lowered]
+        for value, lowered_name in zip(op.results, names, strict=True):
+            em.names[value] = lowered_name
     name = mlir.StringAttr(func.attributes["sym_name"]).value
     ftype = mlir.TypeAttr(func.attributes["function_type"]).value
     fargs = ", ".join(f"%arg{i}: {signless(str(t))}"
                       for i, t in enumerate(mlir.FunctionType(ftype).inputs))
     results = ", ".join(signless(str(t)) for t in mlir.FunctionType(ftype).results)
-    header = f"func.func @{name}({fargs}) -> ({results}) {{"
+    private = "private " if "sym_visibility" in func.attributes else ""
+    header = f"func.func {private}@{name}({fargs}) -> ({results}) {{"
     return "\n".join([header, *("  " + line for line in em.lines), "}"])
 
 

@@ -19,7 +19,8 @@ from .errors import CompileError
 
 PHASES = ("ember", "linalg", "vmfb")
 EMBER_PASSES = ("ember-canonicalize",)
-LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
+# `inline` folds the functions that control flow calls (branches, loop bodies) into `main`.
+LINALG_PASSES = ("ember-lower-to-linalg", "inline", "symbol-dce", "canonicalize", "cse")
 
 
 def optimize(module: mlir.Module) -> None:

@@ -234,4 +234,23 @@ irdl.dialect @ember {
     %a3 = irdl.base "#builtin.dense_array"
     irdl.attributes {"lhs_contracting" = %a0, "rhs_contracting" = %a1, "lhs_batch" = %a2, "rhs_batch" = %a3}
   }
+  irdl.operation @cond {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(pred: %t0, operands: variadic %t1)
+    irdl.results(result: variadic %t2)
+    %a0 = irdl.base "#builtin.array"
+    %a1 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"branches" = %a0, "captures" = %a1}
+  }
+  irdl.operation @while {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operands: variadic %t0)
+    irdl.results(result: variadic %t1)
+    %a0 = irdl.base "#builtin.array"
+    %a1 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"functions" = %a0, "captures" = %a1}
+  }
 }

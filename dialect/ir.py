@@ -136,6 +136,8 @@ def _attr(kind: Attr, value: Any) -> mlir.Attribute:
         return mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), int(value))
     if kind is Attr.STRING:
         return mlir.StringAttr.get(str(value))
+    if kind is Attr.SYMBOLS:
+        return mlir.ArrayAttr.get([mlir.FlatSymbolRefAttr.get(v) for v in value])
     return elements_attr(np.asarray(value))
 
 
@@ -146,16 +148,23 @@ def _param(kind: Attr, attr: mlir.Attribute) -> Any:
         return mlir.IntegerAttr(attr).value
     if kind is Attr.STRING:
         return mlir.StringAttr(attr).value
+    if kind is Attr.SYMBOLS:
+        return tuple(mlir.FlatSymbolRefAttr(a).value for a in mlir.ArrayAttr(attr))
     return elements_value(attr)
 
 
 # ----------------------------------------------------------------------------- ops
 
+def results_of(inferred: ShapedArray | tuple[ShapedArray, ...]) -> tuple[ShapedArray, ...]:
+    """`op.infer` gives one aval, or a tuple for ops with variadic results."""
+    return inferred if isinstance(inferred, tuple) else (inferred,)
+
+
 def build(op: OpDef, operands: Sequence[mlir.Value], params: Mapping[str, Any],
-          result: ShapedArray) -> mlir.Operation:
+          result: ShapedArray | tuple[ShapedArray, ...]) -> mlir.Operation:
     """Create `op` at the current insertion point. `result` comes from `op.infer`."""
     attributes = {name: _attr(kind, params[name]) for name, kind in op.attributes.items()}
-    return mlir.Operation.create(op.name, results=[tensor_type(result)],
+    return mlir.Operation.create(op.name, results=[tensor_type(r) for r in results_of(result)],
                                  operands=list(operands), attributes=attributes)
 
 
@@ -174,9 +183,10 @@ def read(operation: mlir.Operation) -> tuple[OpDef, list[ShapedArray], dict[str,
         raise VerifyError(f"{operation.name} is not an op of the ember dialect")
     params = {name: _param(kind, operation.attributes[name])
               for name, kind in op.attributes.items()}
-    result = aval_of(operation.results[0])
+    results = tuple(aval_of(r) for r in operation.results)
     for name in op.type_params:
-        params[name] = result.shape if name == "shape" else result.dtype
+        params[name] = (results if name == "results" else
+                        results[0].shape if name == "shape" else results[0].dtype)
     return op, [aval_of(v) for v in operation.operands], params
 
 
@@ -186,13 +196,18 @@ def verify(operation: mlir.Operation) -> None:
     if op is None:
         raise VerifyError(f"{operation.location}: unknown op {operation.name}")
     missing = [n for n in op.attributes if n not in operation.attributes]
-    if missing or len(operation.operands) != len(op.operands):
+    variadic = op.operands and op.operands[-1].startswith("*")
+    count_ok = (len(operation.operands) >= len(op.operands) - 1 if variadic
+                else len(operation.operands) == len(op.operands))
+    if missing or not count_ok:
         raise VerifyError(f"{operation.location}: {op.name} requires operands {op.operands} "
                           f"and attributes {sorted(op.attributes)}, got "
                           f"{len(operation.operands)} operands, missing {missing}")
     _, avals, params = read(operation)
-    expected = op.infer(*avals, **params)
-    got = aval_of(operation.results[0])
-    if (expected.shape, expected.dtype) != (got.shape, got.dtype):
-        raise VerifyError(f"{operation.location}: {op.name} requires result type "
-                          f"{expected.tensor_type()}, got {got.tensor_type()}")
+    expected = results_of(op.infer(*avals, **params))
+    got = tuple(aval_of(r) for r in operation.results)
+    if [(e.shape, e.dtype) for e in expected] != [(g.shape, g.dtype) for g in got]:
+        want = ", ".join(e.tensor_type() for e in expected)
+        have = ", ".join(g.tensor_type() for g in got)
+        raise VerifyError(f"{operation.location}: {op.name} requires result type {want}, "
+                          f"got {have}")

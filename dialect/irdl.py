@@ -6,13 +6,14 @@ repository and checked for staleness by a test. Run `python -m ember.dialect.ird
 
 from __future__ import annotations
 
-from .ops import OPS, Attr, OpDef
+from .ops import OPS, Attr, OpDef, Trait
 
 _ATTR_BASE = {
     Attr.I64_ARRAY: '"#builtin.dense_array"',
     Attr.I64: '"#builtin.integer"',
     Attr.STRING: '"#builtin.string"',
     Attr.ELEMENTS: '"#builtin.dense_typed_elements"',
+    Attr.SYMBOLS: '"#builtin.array"',
 }
 
 
@@ -25,9 +26,11 @@ def _operation(op: OpDef) -> list[str]:
     for i, _ in enumerate(names):
         lines.append(f"    %t{i} = irdl.base \"!builtin.tensor\"")
     if op.operands:
-        args = ", ".join(f"{n}: %t{i}" for i, n in enumerate(op.operands))
+        args = ", ".join(f"{n.lstrip('*')}: variadic %t{i}" if n.startswith("*")
+                         else f"{n}: %t{i}" for i, n in enumerate(op.operands))
         lines.append(f"    irdl.operands({args})")
-    lines.append(f"    irdl.results(result: %t{len(op.operands)})")
+    variadic = "variadic " if op.has(Trait.CONTROL_FLOW) else ""
+    lines.append(f"    irdl.results(result: {variadic}%t{len(op.operands)})")
     if op.attributes:
         for j, kind in enumerate(op.attributes.values()):
             lines.append(f"    %a{j} = irdl.base {_ATTR_BASE[kind]}")

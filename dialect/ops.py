@@ -25,6 +25,7 @@ class Trait(enum.Enum):
     CONTRACTION = "contraction"
     DATA_MOVEMENT = "data_movement"
     CONSTANT = "constant"
+    CONTROL_FLOW = "control_flow"  # calls functions of the module (branches, loop bodies)
 
 
 class Attr(enum.Enum):
@@ -34,6 +35,7 @@ class Attr(enum.Enum):
     I64 = "i64"  # 3 : i64
     STRING = "string"  # "LT"
     ELEMENTS = "elements"  # dense<...> : tensor<...>
+    SYMBOLS = "symbols"  # [@f, @g]: functions of the same module
 
 
 ScalarBody = Callable[[str, Mapping], str]
@@ -44,9 +46,9 @@ class OpDef:
     """One row of the op table. Rows compare by identity: each op exists once."""
 
     name: str
-    operands: tuple[str, ...]
-    infer: Callable[..., ShapedArray]
-    reference: Callable[..., np.ndarray]
+    operands: tuple[str, ...]  # a trailing "*name" is variadic
+    infer: Callable[..., ShapedArray | tuple[ShapedArray, ...]]  # a tuple: variadic results
+    reference: Callable[..., np.ndarray] | None  # None only for control flow
     traits: frozenset[Trait] = frozenset({Trait.PURE})
     attributes: Mapping[str, Attr] = field(default_factory=dict)
     type_params: tuple[str, ...] = ()  # parameters recovered from the result type
@@ -525,9 +527,55 @@ REDUCE_MAX = _reduce("reduce_max", _reduce_max_ref, _MAX, _lowest, "Max over `ax
 REDUCE_MIN = _reduce("reduce_min", _reduce_min_ref, _MIN, _highest, "Min over `axes`; NaN wins.")
 DOT_GENERAL = _dot_general()
 
+
+# ----------------------------------------------------------------------------- control flow
+
+def _scalar_predicate(op: str, pred: ShapedArray) -> None:
+    _require(pred.shape == () and (pred.dtype == np.bool_ or kind(pred.dtype) in "iu"), op,
+             "a scalar bool or integer predicate", pred.str_short())
+
+
+def _cond() -> OpDef:
+    def infer(pred: ShapedArray, *operands: ShapedArray, branches, captures,
+              results) -> tuple[ShapedArray, ...]:
+        _scalar_predicate("ember.cond", pred)
+        _require(len(branches) == 2 == len(captures), "ember.cond",
+                 "two branches, each with its capture count", (branches, captures))
+        _require(sum(captures) <= len(operands), "ember.cond",
+                 "operands for every capture", (len(operands), captures))
+        return tuple(results)
+
+    return OpDef("ember.cond", ("pred", "*operands"), infer, None,
+                 frozenset({Trait.PURE, Trait.CONTROL_FLOW}),
+                 {"branches": Attr.SYMBOLS, "captures": Attr.I64_ARRAY},
+                 type_params=("results",),
+                 doc="Calls branches[1] if pred is true (nonzero), else branches[0], with the "
+                     "shared operands followed by that branch's captures.")
+
+
+def _while() -> OpDef:
+    def infer(*operands: ShapedArray, functions, captures, results) -> tuple[ShapedArray, ...]:
+        carries = len(operands) - sum(captures)
+        _require(len(functions) == 2 == len(captures), "ember.while",
+                 "a cond and a body function, each with its capture count", functions)
+        _require(tuple(results) == tuple(operands[:carries]), "ember.while",
+                 "results of the carries' types", [r.str_short() for r in results])
+        return tuple(results)
+
+    return OpDef("ember.while", ("*operands",), infer, None,
+                 frozenset({Trait.PURE, Trait.CONTROL_FLOW}),
+                 {"functions": Attr.SYMBOLS, "captures": Attr.I64_ARRAY},
+                 type_params=("results",),
+                 doc="While functions[0](carry, caps0) is true: carry = functions[1](carry, "
+                     "caps1). Operands: carries, then the cond's and the body's captures.")
+
+
+COND = _cond()
+WHILE = _while()
+
 OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
-        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL)
+        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL, COND, WHILE)
 }

@@ -22,7 +22,9 @@ IRDL = ROOT / "dialect" / "ember.irdl.mlir"
 def test_every_row_is_complete(name):
     op = OPS[name]
     assert op.name == name and name.startswith("ember.")
-    assert callable(op.infer) and callable(op.reference)
+    assert callable(op.infer)
+    # Control flow's reference is Python itself (tests/test_lax.py); every other op has one.
+    assert callable(op.reference) or op.has(Trait.CONTROL_FLOW)
     assert Trait.PURE in op.traits
     assert lower_to_linalg.lowering_for(op) is not None
     if op.has(Trait.ELEMENTWISE) or op.has(Trait.REDUCTION):

@@ -156,6 +156,8 @@ def run_op(op, args, params):
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_op_matches_numpy(name):
     op = OPS[name]
+    if op.has(Trait.CONTROL_FLOW):
+        pytest.skip("control flow calls traced functions: checked in tests/test_lax.py")
 
     @given(case_for(op))
     def check(case):

@@ -42,26 +42,62 @@ def current_trace() -> Trace | None:
 
 
 class Trace:
-    """One function being traced into one ember module."""
+    """One function being traced: `main` of a new ember module, or (with a parent) a private
+    function of the parent's module, such as a branch of `cond` or the body of a loop."""
 
     def __init__(self, fun_name: str, fun_location: str, in_avals: Sequence[ShapedArray],
-                 arg_names: Sequence[str], fixes: Callable[[str], str] | None = None):
+                 arg_names: Sequence[str], fixes: Callable[[str], str] | None = None,
+                 parent: Trace | None = None):
         self.fun_name = fun_name
         self.fun_location = fun_location
-        self.fixes = fixes or (lambda name: "")
+        self.fixes = fixes or (parent.fixes if parent else (lambda name: ""))
+        self.parent = parent
         self.alive = True
+        self.captures: list[Tracer] = []  # the enclosing traces' values this function uses
         with eir.LOCK, eir.context(), mlir.Location.unknown():
-            self.module = mlir.Module.create()
-            self.module.operation.attributes["sym_name"] = mlir.StringAttr.get(
-                _symbol(fun_name))
             in_types = [eir.tensor_type(a) for a in in_avals]
+            if parent is None:
+                self.module = mlir.Module.create()
+                self.module.operation.attributes["sym_name"] = mlir.StringAttr.get(
+                    _symbol(fun_name))
+                self.symbol = "main"
+            else:
+                self.module = parent.module
+                self.symbol = parent.root.fresh_symbol(fun_name)
             with mlir.InsertionPoint(self.module.body):
-                self.func = func_d.FuncOp("main", mlir.FunctionType.get(in_types, []))
+                self.func = func_d.FuncOp(self.symbol, mlir.FunctionType.get(in_types, []))
+            if parent is not None:
+                self.func.attributes["sym_visibility"] = mlir.StringAttr.get("private")
             self.block = self.func.add_entry_block()
         self.args = [Tracer(self, aval, value, frozenset({name}))
                      for aval, value, name in zip(in_avals, self.block.arguments, arg_names,
                                                   strict=True)]
         self.constants: dict[int, Tracer] = {}
+        self._symbols = 0
+
+    @property
+    def root(self) -> Trace:
+        return self if self.parent is None else self.parent.root
+
+    def fresh_symbol(self, base: str) -> str:
+        self._symbols += 1
+        return f"{_symbol(base).removeprefix('jit_')}_{self._symbols}"
+
+    def _enclosing(self, trace: Trace) -> bool:
+        t = self.parent
+        while t is not None:
+            if t is trace:
+                return True
+            t = t.parent
+        return False
+
+    def _capture(self, x: Tracer) -> Tracer:
+        """A value of an enclosing trace, passed in as an extra argument (closure
+        conversion: functions in MLIR see nothing from outside)."""
+        with eir.LOCK, eir.context():
+            arg = self.block.add_argument(x.value.type, mlir.Location.unknown())
+        self.captures.append(x)
+        return Tracer(self, x.aval, arg, x.origin)
 
     def __enter__(self) -> Trace:
         _stack().append(self)
@@ -71,23 +107,36 @@ class Trace:
         _stack().pop()
         self.alive = False
 
-    def emit(self, op: OpDef, operands: Sequence[Any], params: dict) -> Tracer:
+    def emit(self, op: OpDef, operands: Sequence[Any], params: dict) -> Any:
+        """Append `op`; its Tracer, or a list of them for ops with variadic results."""
         tracers = [self.lift(x) for x in operands]
-        result = op.infer(*(t.aval for t in tracers), **params)
+        inferred = op.infer(*(t.aval for t in tracers), **params)
         with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(self.block):
-            operation = eir.build(op, [t.value for t in tracers], params, result)
+            operation = eir.build(op, [t.value for t in tracers], params, inferred)
         origin = frozenset().union(*(t.origin for t in tracers))
-        return Tracer(self, result, operation.result, origin)
+        outs = [Tracer(self, aval, value, origin)
+                for aval, value in zip(eir.results_of(inferred), operation.results, strict=True)]
+        return outs if isinstance(inferred, tuple) else outs[0]
 
     def lift(self, x: Any) -> Tracer:
-        """A tracer of this trace for `x`; concrete arrays become constants."""
+        """A tracer of this trace for `x`; concrete arrays become constants and values of
+        enclosing traces become captured arguments."""
         if isinstance(x, Tracer):
-            if x.trace is not self:
-                check_alive(x)
-            return x
+            if x.trace is self:
+                return x
+            check_alive(x)
+            if not self._enclosing(x.trace):
+                raise errors.UnexpectedTracerError(
+                    f"a value traced in {x.trace.describe()} was used while tracing "
+                    f"{self.describe()}, which it does not enclose; pass it as an argument")
         cached = self.constants.get(id(x))
         if cached is not None and cached._source is x:
             return cached
+        if isinstance(x, Tracer):
+            tracer = self._capture(x)
+            tracer._source = x
+            self.constants[id(x)] = tracer
+            return tracer
         dtype, weak = dtypes.dtype_and_weak(x)
         value = np.asarray(x, dtype=dtype)
         tracer = self.emit_constant(value, weak)

@@ -1,0 +1,112 @@
+"""ember.lax control flow against plain Python, under jit and eagerly."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from helpers import assert_close
+
+
+@ember.jit
+def branchy(x, p):
+    return lax.cond(p > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+
+
+@given(st.integers(-5, 5), st.lists(st.floats(-100, 100, width=32), min_size=3, max_size=3))
+def test_cond_picks_the_branch_at_run_time(p, values):
+    x = np.array(values, np.float32)
+    assert_close(branchy(x, p), x * 2 if p > 0 else x - 1)
+
+
+def test_cond_with_closures_pytrees_and_integer_predicates():
+    @ember.jit
+    def f(x, scale, k):
+        def big(t):
+            return {"a": t[0] * scale, "b": t[1] + 1}
+
+        def small(t):
+            return {"a": t[0] - scale, "b": t[1] * 0}
+
+        return lax.cond(k, big, small, (x, k))
+
+    x = np.arange(3, dtype=np.float32)
+    out = f(x, np.float32(3), 2)
+    assert_close(out["a"], x * 3)
+    assert int(out["b"]) == 3
+    out = f(x, np.float32(3), 0)
+    assert_close(out["a"], x - 3)
+    assert int(out["b"]) == 0
+
+
+@given(st.integers(0, 12), st.integers(-3, 20))
+def test_fori_loop_with_traced_bounds_matches_python(lower, upper):
+    f = ember.jit(lambda lo, hi, x: lax.fori_loop(lo, hi, lambda i, v: v * 2 + i, x))
+    expected = 1
+    for i in range(lower, upper):
+        expected = expected * 2 + i
+    assert int(f(lower, upper, 1)) == np.int32(expected)  # zero-trip loops included
+
+
+@given(st.floats(0.5, 4.0, width=32), st.integers(0, 15))
+def test_while_loop_with_a_pytree_carry_and_closure(base, limit):
+    @ember.jit
+    def f(x, y, n):
+        return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * y), (0, x))
+
+    x = np.ones(3, np.float32)
+    count, value = f(x, np.float32(base), limit)
+    assert int(count) == limit
+    assert_close(value, x * np.float32(base) ** limit, rtol=1e-5)
+
+
+def test_nested_control_flow():
+    @ember.jit
+    def collatz_steps(n):
+        def step(c):
+            k, steps = c
+            even = jnp.equal(k, (k / 2).astype(jnp.int32) * 2)
+            k = lax.cond(even, lambda v: (v / 2).astype(jnp.int32), lambda v: 3 * v + 1, k)
+            return k, steps + 1
+
+        return lax.while_loop(lambda c: c[0] != 1, step, (n, 0))[1]
+
+    for n, steps in [(1, 0), (6, 8), (27, 111)]:
+        assert int(collatz_steps(n)) == steps
+
+
+def test_loops_compile_to_scf_not_unrolled():
+    f = ember.jit(lambda x: lax.fori_loop(0, 100, lambda i, v: v + 1.0, x))
+    lowered = f.lower(np.ones(2, np.float32))
+    assert '"ember.while"' in lowered.as_text("ember")
+    linalg = lowered.as_text("linalg")
+    assert linalg.count("scf.while") == 1 and "func.call" not in linalg
+    assert_close(f(np.ones(2, np.float32)), np.full(2, 101, np.float32))
+
+
+def test_concrete_control_flow_runs_eagerly():
+    assert lax.cond(True, lambda v: v + 1, lambda v: v - 1, 1) == 2
+    assert lax.fori_loop(0, 4, lambda i, v: v + i, 0) == 6
+    out = lax.while_loop(lambda v: v < 10, lambda v: v * 3, jnp.asarray(1))
+    assert int(out) == 27
+
+
+def test_branch_mismatch_shows_both_pytrees():
+    f = ember.jit(lambda x: lax.cond(x > 0, lambda v: v, lambda v: (v, v), x))
+    with pytest.raises(TypeError, match=r"cond requires true_fun and false_fun to return the "
+                       r"same pytree .*true_fun: i32\[\] and false_fun: \('i32\[\]', "
+                       r"'i32\[\]'\)"):
+        f(1)
+
+
+def test_carry_mismatch_shows_both_pytrees():
+    f = ember.jit(lambda x: lax.while_loop(lambda v: v < 3, lambda v: v * 0.5, x))
+    with pytest.raises(TypeError, match=r"body_fun to return the carry's .* got carry i32\[\] "
+                       r"but body_fun returned f32\[\]"):
+        f(1)
+    g = ember.jit(lambda x: lax.while_loop(lambda v: v, lambda v: v, x))
+    with pytest.raises(TypeError, match="cond_fun to return a boolean scalar"):
+        g(np.ones(2, np.float32))
