@@ -110,3 +110,13 @@ def test_carry_mismatch_shows_both_pytrees():
     g = ember.jit(lambda x: lax.while_loop(lambda v: v, lambda v: v, x))
     with pytest.raises(TypeError, match="cond_fun to return a boolean scalar"):
         g(np.ones(2, np.float32))
+
+
+@given(st.integers(-3, 6))
+def test_switch_clamps_the_index_like_jax(index):
+    branches = [lambda v: v + 1.0, lambda v: v * 10.0, lambda v: -v]
+    f = ember.jit(lambda i, x: lax.switch(i, branches, x))
+    x = np.arange(3, dtype=np.float32)
+    expected = branches[min(max(index, 0), 2)](x)
+    assert_close(f(index, x), expected)
+    assert_close(lax.switch(index, branches, x), expected)  # eagerly, too

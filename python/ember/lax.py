@@ -1,4 +1,4 @@
-"""Structured control flow: `cond`, `while_loop`, `fori_loop`.
+"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`.
 
 Under a trace, each branch or loop body is traced once into a private function of the module
 and called by an `ember.cond` / `ember.while` op (lowered to `scf.if` / `scf.while`); values
@@ -7,7 +7,7 @@ it closes over become extra operands. Outside a trace they run as plain Python.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -120,3 +120,20 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
         return i + 1, stop, body_fun(i, val)
 
     return while_loop(keep_going, step, (lower, upper, init_val))[2]
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+    """`branches[index](*operands)`, with `index` clamped to the valid range (as JAX does)."""
+    if not branches:
+        raise ValueError("switch requires at least one branch, got none")
+    if current_trace() is None:
+        i = min(max(int(np.asarray(index)), 0), len(branches) - 1)
+        return branches[i](*operands)
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = enp.minimum(enp.maximum(enp.asarray(index), 0), len(branches) - 1)
+
+    def rest(*ops: Any) -> Any:  # branches[1:], selected by index - 1
+        return switch(index - 1, branches[1:], *ops)
+
+    return cond(index == 0, branches[0], rest, *operands)
