@@ -56,6 +56,15 @@ def matmul_relu(np_, a, b):
     return np_.maximum(a @ b, 0.0)
 
 
+def fori_update(np_, x):
+    if np_ is np:
+        for _ in range(1000):
+            x = x * 0.99 + 0.01
+        return x
+    lax = ember.lax if np_ is enp else jax.lax
+    return lax.fori_loop(0, 1000, lambda i, v: v * 0.99 + 0.01, x)
+
+
 def cases(quick: bool):
     rng = np.random.default_rng(0)
     x1m = rng.standard_normal(1_000_000).astype(np.float32)
@@ -79,6 +88,8 @@ def cases(quick: bool):
     yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5)
     yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10)
     yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
+    yield ember_and_jax("fori_loop 1000 steps on f32[256], jit", fori_update,
+                        rng.standard_normal(256).astype(np.float32), number=20)
 
 
 def chained(tiny: np.ndarray):
