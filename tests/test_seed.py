@@ -130,3 +130,40 @@ def test_decorator_factory():
 
     assert int(g_jit_decorated(10, 20)) == 30
     assert int(g_jit_decorated(10, n=5)) == 15
+
+
+def test_trace_time_side_effects_happen_once(capsys):
+    calls = []
+
+    @ember.jit
+    def impure(x):
+        print("tracing with", x)
+        calls.append(1)
+        return x + 1
+
+    impure(np.ones(3, np.float32))
+    impure(np.ones(3, np.float32))
+    assert capsys.readouterr().out == "tracing with Traced<f32[3]>with<jit>\n"
+    assert len(calls) == 1
+    impure(np.ones(4, np.float32))  # a new type traces (and prints) again
+    assert "f32[4]" in capsys.readouterr().out and len(calls) == 2
+
+
+def test_leaked_tracers_are_reported_with_where_they_were_made():
+    from ember.errors import UnexpectedTracerError
+
+    stash = []
+
+    def leaky(x):
+        y = x * 2
+        stash.append(y)
+        return y + 1
+
+    with ember.checking_leaks():
+        with pytest.raises(UnexpectedTracerError, match=r"Leaked 1 tracer\(s\) while tracing "
+                           r"the function .*leaky(.|\n)*created at .*test_seed.py"):
+            ember.jit(leaky)(np.ones(3, np.float32))
+        assert_close(ember.jit(lambda x: x * 3)(np.ones(2, np.float32)),
+                     np.full(2, 3, np.float32))
+    with pytest.raises(UnexpectedTracerError, match="used after that trace ended"):
+        jnp.add(stash[0], 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib as _contextlib
 import logging as _logging
 import sys as _sys
 from typing import Any
@@ -63,6 +64,17 @@ def device_put(x: Any, device: Device | str | None = None) -> Any:
     return tree_util.tree_map(lambda leaf: _as_array(leaf, dev), x)
 
 
+@_contextlib.contextmanager
+def checking_leaks():
+    """Within this block, tracing raises UnexpectedTracerError for leaked tracers."""
+    before = config.read("ember_check_tracer_leaks")
+    config.update("ember_check_tracer_leaks", True)
+    try:
+        yield
+    finally:
+        config.update("ember_check_tracer_leaks", before)
+
+
 def block_until_ready(tree: Any) -> Any:
     for leaf in tree_util.tree_leaves(tree):
         if isinstance(leaf, Array):
@@ -72,6 +84,6 @@ def block_until_ready(tree: Any) -> Any:
 
 __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-    "Traced", "block_until_ready", "clear_caches", "config", "count_events", "device_put",
-    "devices", "errors", "eval_shape", "jit", "lax", "numpy", "tree_util",
+    "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config", "count_events",
+    "device_put", "devices", "errors", "eval_shape", "jit", "lax", "numpy", "tree_util",
 ]

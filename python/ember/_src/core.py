@@ -7,7 +7,9 @@ own small compiled module (compiled once per signature, as JAX's op-by-op mode d
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,7 +17,7 @@ import numpy as np
 from iree.compiler import ir as mlir
 from iree.compiler.dialects import func as func_d
 
-from ember import errors
+from ember import config, errors
 from ember.compiler import pipeline
 from ember.dialect import ir as eir
 from ember.dialect import ops
@@ -25,6 +27,7 @@ from ember.runtime import Array, Device, Executable, put
 from ember.runtime import default as default_device
 
 from . import compilation, dtypes
+from .signature import call_site
 
 _local = threading.local()
 
@@ -53,6 +56,10 @@ class Trace:
         self.fixes = fixes or (parent.fixes if parent else (lambda name: ""))
         self.parent = parent
         self.alive = True
+        # With ember_check_tracer_leaks, every tracer made here, to find the ones that outlive
+        # the trace (stored in a global, a closure, a list...).
+        self.all_tracers: list[weakref.ref] | None = (
+            [] if config.read("ember_check_tracer_leaks") else None)
         self.captures: list[Tracer] = []  # the enclosing traces' values this function uses
         with eir.LOCK, eir.context(), mlir.Location.unknown():
             in_types = [eir.tensor_type(a) for a in in_avals]
@@ -164,6 +171,20 @@ class Trace:
     def describe(self) -> str:
         return f"the function {self.fun_name} at {self.fun_location}"
 
+    def check_leaks(self) -> None:
+        """After tracing: raise if a tracer of this trace is still referenced."""
+        if self.all_tracers is None:
+            return
+        self.args, self.constants, self.captures = [], {}, []
+        gc.collect()
+        leaked = [t for t in (ref() for ref in self.all_tracers) if t is not None]
+        if leaked:
+            where = "\n".join(f"  {t!r} created at {t._created}" for t in leaked[:10])
+            raise errors.UnexpectedTracerError(
+                f"Leaked {len(leaked)} tracer(s) while tracing {self.describe()}: they are "
+                f"still referenced after tracing ended (a global, a closure or a list kept "
+                f"them). Return values from the traced function instead.\n{where}")
+
 
 def _symbol(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
@@ -182,7 +203,7 @@ def check_alive(t: Tracer) -> None:
 class Tracer:
     """A value inside a trace: its abstract value and the IR value that computes it."""
 
-    __slots__ = ("trace", "aval", "value", "origin", "_source")
+    __slots__ = ("trace", "aval", "value", "origin", "_source", "_created", "__weakref__")
     __array_priority__ = 200
 
     def __init__(self, trace: Trace, aval: ShapedArray, value: mlir.Value, origin: frozenset):
@@ -191,6 +212,10 @@ class Tracer:
         self.value = value
         self.origin = origin
         self._source = None
+        self._created = None
+        if trace.all_tracers is not None:  # leak checking: remember it and where it was made
+            trace.all_tracers.append(weakref.ref(self))
+            self._created = call_site()
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import optree
 
-from ember import config, tree_util
+from ember import config, errors, tree_util
 from ember.compiler import pipeline
 from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Executable, put
@@ -25,7 +25,7 @@ from ember.runtime import default as default_device
 from ember.runtime import get as get_device
 
 from . import compilation, dtypes, events
-from .core import _EAGER, Trace, current_trace, lower_module
+from .core import _EAGER, Trace, Tracer, check_alive, current_trace, lower_module
 from .signature import CacheKey, explain
 
 logger = logging.getLogger("ember")
@@ -60,6 +60,8 @@ class ShapeDtypeStruct:
 def _leaf_aval(x: Any) -> ShapedArray:
     if isinstance(x, (Array, ShapeDtypeStruct)):
         return x.aval
+    if isinstance(x, Tracer):  # outside its trace: an escaped tracer
+        check_alive(x)
     dtype, weak = dtypes.dtype_and_weak(x)  # raises TypeError for non-arrays
     return ShapedArray(np.shape(x), dtype, weak)
 
@@ -171,6 +173,8 @@ class JitFunction:
         leaves, tree = optree.tree_flatten((dyn_args, dyn_kwargs), namespace=_NS)
         try:
             avals = tuple([x.aval if type(x) is Array else _leaf_aval(x) for x in leaves])
+        except errors.UnexpectedTracerError:
+            raise
         except TypeError:
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
         return CacheKey(tree, avals, static, self.device or ""), leaves
@@ -280,6 +284,8 @@ class JitFunction:
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = optree.tree_flatten(out, namespace=_NS)
             out_avals = trace.finish(out_leaves)
+        del tracers, full_args, full_kwargs, out, out_leaves  # only leaks may hold tracers now
+        trace.check_leaks()
         return Traced(self, key, trace, out_tree, out_avals)
 
 
