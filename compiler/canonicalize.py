@@ -182,6 +182,8 @@ def patterns() -> rewrite.FrozenRewritePatternSet:
     """All patterns, built once per call (frozen sets are tied to the context)."""
     pset = rewrite.RewritePatternSet()
     for row in ops.OPS.values():
+        if not row.has(Trait.PURE):  # side effects (debug printing) stay where they are
+            continue
         pset.add(row.name, _adapt(erase_dead), benefit=3)
         pset.add(row.name, _adapt(fold_constants), benefit=2)
         for pattern in _SPECIFIC.get(row, ()):

@@ -330,7 +330,18 @@ def lower_while(em, op, args, avals, params, result) -> list[str]:
     return names
 
 
+def lower_debug_print(em, op, args, avals, params, result) -> list[str]:
+    """IREE's trace op: the runtime hands the buffers to the HAL module's debug sink."""
+    if not args:  # the trace op needs a value: hand over a byte nobody reads
+        args, avals = [em.fresh("c")], [ShapedArray((), np.dtype(np.int8))]
+        em.emit(f"{args[0]} = arith.constant dense<0> : tensor<i8>")
+    values = ", ".join(f"{a} : {_ttype(av)}" for a, av in zip(args, avals, strict=True))
+    em.emit(f'flow.tensor.trace "{params["key"]}" = [{values}]')
+    return []
+
+
 LOWERINGS: dict[OpDef, Lowering] = {
+    ops.DEBUG_PRINT: lower_debug_print,
     ops.COND: lower_cond,
     ops.WHILE: lower_while,
     ops.CONSTANT: lower_constant,

@@ -253,4 +253,12 @@ irdl.dialect @ember {
     %a1 = irdl.base "#builtin.dense_array"
     irdl.attributes {"functions" = %a0, "captures" = %a1}
   }
+  irdl.operation @debug_print {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(values: variadic %t0)
+    irdl.results(result: variadic %t1)
+    %a0 = irdl.base "#builtin.string"
+    irdl.attributes {"key" = %a0}
+  }
 }

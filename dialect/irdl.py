@@ -6,7 +6,7 @@ repository and checked for staleness by a test. Run `python -m ember.dialect.ird
 
 from __future__ import annotations
 
-from .ops import OPS, Attr, OpDef, Trait
+from .ops import OPS, Attr, OpDef
 
 _ATTR_BASE = {
     Attr.I64_ARRAY: '"#builtin.dense_array"',
@@ -29,7 +29,7 @@ def _operation(op: OpDef) -> list[str]:
         args = ", ".join(f"{n.lstrip('*')}: variadic %t{i}" if n.startswith("*")
                          else f"{n}: %t{i}" for i, n in enumerate(op.operands))
         lines.append(f"    irdl.operands({args})")
-    variadic = "variadic " if op.has(Trait.CONTROL_FLOW) else ""
+    variadic = "variadic " if op.variadic_results else ""
     lines.append(f"    irdl.results(result: {variadic}%t{len(op.operands)})")
     if op.attributes:
         for j, kind in enumerate(op.attributes.values()):

@@ -26,6 +26,7 @@ class Trait(enum.Enum):
     DATA_MOVEMENT = "data_movement"
     CONSTANT = "constant"
     CONTROL_FLOW = "control_flow"  # calls functions of the module (branches, loop bodies)
+    SIDE_EFFECTS = "side_effects"  # observable beyond its results (debug printing)
 
 
 class Attr(enum.Enum):
@@ -48,7 +49,7 @@ class OpDef:
     name: str
     operands: tuple[str, ...]  # a trailing "*name" is variadic
     infer: Callable[..., ShapedArray | tuple[ShapedArray, ...]]  # a tuple: variadic results
-    reference: Callable[..., np.ndarray] | None  # None only for control flow
+    reference: Callable[..., np.ndarray] | None  # None for control flow and side effects
     traits: frozenset[Trait] = frozenset({Trait.PURE})
     attributes: Mapping[str, Attr] = field(default_factory=dict)
     type_params: tuple[str, ...] = ()  # parameters recovered from the result type
@@ -58,6 +59,10 @@ class OpDef:
 
     def has(self, trait: Trait) -> bool:
         return trait in self.traits
+
+    @property
+    def variadic_results(self) -> bool:
+        return self.has(Trait.CONTROL_FLOW) or self.has(Trait.SIDE_EFFECTS)
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -570,12 +575,26 @@ def _while() -> OpDef:
                      "caps1). Operands: carries, then the cond's and the body's captures.")
 
 
+def _debug_print() -> OpDef:
+    def infer(*values: ShapedArray, key: str) -> tuple[()]:
+        _require(bool(key), "ember.debug_print", "a registry key", key)
+        return ()
+
+    # Not PURE: it must survive DCE and CSE, and runs where it stands in program order.
+    return OpDef("ember.debug_print", ("*values",), infer, None,
+                 frozenset({Trait.SIDE_EFFECTS}), {"key": Attr.STRING},
+                 doc="At run time, hands `values` to the host under `key` (a format string "
+                     "registered by ember.debug.print); lowered to flow.tensor.trace.")
+
+
 COND = _cond()
 WHILE = _while()
+DEBUG_PRINT = _debug_print()
 
 OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
-        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL, COND, WHILE)
+        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL, COND, WHILE,
+        DEBUG_PRINT)
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import iree.runtime as rt
@@ -40,9 +41,27 @@ def _hal_device(driver: str) -> rt.HalDevice:
     return _immortal(rt.get_driver(driver).create_default_device())
 
 
+DebugHandler = Callable[[str, Sequence[rt.HalBufferView]], None]
+_debug_handlers: list[DebugHandler] = []
+
+
+def on_debug_trace(handler: DebugHandler) -> None:
+    """Receive `(key, buffer views)` for every trace op a module executes (debug printing);
+    the handler runs on the thread executing the module and must copy what it keeps."""
+    _debug_handlers.append(handler)
+
+
+def _dispatch_debug_trace(key: str, views: Sequence[rt.HalBufferView]) -> None:
+    for handler in _debug_handlers:
+        handler(key, views)
+
+
+_DEBUG_SINK = _immortal(rt.HalModuleDebugSink(_dispatch_debug_trace))
+
+
 @functools.cache
 def _hal_module(driver: str) -> rt.VmModule:
-    return rt.create_hal_module(instance(), _hal_device(driver))
+    return rt.create_hal_module(instance(), _hal_device(driver), debug_sink=_DEBUG_SINK)
 
 
 @dataclass(frozen=True)

@@ -156,8 +156,8 @@ def run_op(op, args, params):
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_op_matches_numpy(name):
     op = OPS[name]
-    if op.has(Trait.CONTROL_FLOW):
-        pytest.skip("control flow calls traced functions: checked in tests/test_lax.py")
+    if op.variadic_results:
+        pytest.skip("control flow and debug printing: checked in test_lax.py, test_debug.py")
 
     @given(case_for(op))
     def check(case):

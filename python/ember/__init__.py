@@ -7,7 +7,7 @@ import logging as _logging
 import sys as _sys
 from typing import Any
 
-from ember import config, errors, lax, numpy, tree_util
+from ember import config, debug, errors, lax, numpy, tree_util
 from ember._src import array_methods as _array_methods
 from ember._src.core import as_array as _as_array
 from ember._src.events import count_events
@@ -85,5 +85,6 @@ def block_until_ready(tree: Any) -> Any:
 __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Lowered", "ShapeDtypeStruct", "ShapedArray",
     "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config", "count_events",
-    "device_put", "devices", "errors", "eval_shape", "jit", "lax", "numpy", "tree_util",
+    "debug", "device_put", "devices", "errors", "eval_shape", "jit", "lax", "numpy",
+    "tree_util",
 ]
