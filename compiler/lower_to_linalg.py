@@ -203,6 +203,44 @@ def lower_transpose(em, op, args, avals, params, result) -> str:
     return name
 
 
+def _clamped_offsets(em: Emitter, starts: list[str], avals: list[ShapedArray],
+                     shape: tuple[int, ...], sizes: tuple[int, ...]) -> list[str]:
+    """Index values for run-time starts, clamped to [0, dim - size] as XLA does."""
+    offsets = []
+    for start, aval, dim, size in zip(starts, avals, shape, sizes, strict=True):
+        scalar, idx, lo, hi, clamped = (em.fresh("i") for _ in range(5))
+        em.emit(f"{scalar} = tensor.extract {start}[] : {_ttype(aval)}")
+        cast = "index_castui" if kind(aval.dtype) == "u" else "index_cast"
+        em.emit(f"{idx} = arith.{cast} {scalar} : {_etype(aval)} to index")
+        em.emit(f"{lo} = arith.constant 0 : index")
+        em.emit(f"{hi} = arith.constant {dim - size} : index")
+        em.emit(f"{clamped} = arith.maxsi {idx}, {lo} : index")
+        final = em.fresh("i")
+        em.emit(f"{final} = arith.minsi {clamped}, {hi} : index")
+        offsets.append(final)
+    return offsets
+
+
+def lower_dynamic_slice(em, op, args, avals, params, result) -> str:
+    x = avals[0]
+    offsets = _clamped_offsets(em, args[1:], avals[1:], x.shape, tuple(params["sizes"]))
+    name = em.fresh()
+    em.emit(f"{name} = tensor.extract_slice {args[0]}[{', '.join(offsets)}] "
+            f"[{', '.join(map(str, result.shape))}] [{', '.join(['1'] * x.ndim)}] : "
+            f"{_ttype(x)} to {_ttype(result)}")
+    return name
+
+
+def lower_dynamic_update_slice(em, op, args, avals, params, result) -> str:
+    x, update = avals[0], avals[1]
+    offsets = _clamped_offsets(em, args[2:], avals[2:], x.shape, update.shape)
+    name = em.fresh()
+    em.emit(f"{name} = tensor.insert_slice {args[1]} into {args[0]}[{', '.join(offsets)}] "
+            f"[{', '.join(map(str, update.shape))}] [{', '.join(['1'] * x.ndim)}] : "
+            f"{_ttype(update)} into {_ttype(x)}")
+    return name
+
+
 def lower_reduction(em, op, args, avals, params, result) -> str:
     (x,) = avals
     axes = tuple(params["axes"])
@@ -341,6 +379,8 @@ def lower_debug_print(em, op, args, avals, params, result) -> list[str]:
 
 
 LOWERINGS: dict[OpDef, Lowering] = {
+    ops.DYNAMIC_SLICE: lower_dynamic_slice,
+    ops.DYNAMIC_UPDATE_SLICE: lower_dynamic_update_slice,
     ops.DEBUG_PRINT: lower_debug_print,
     ops.COND: lower_cond,
     ops.WHILE: lower_while,

@@ -234,6 +234,23 @@ irdl.dialect @ember {
     %a3 = irdl.base "#builtin.dense_array"
     irdl.attributes {"lhs_contracting" = %a0, "rhs_contracting" = %a1, "lhs_batch" = %a2, "rhs_batch" = %a3}
   }
+  irdl.operation @dynamic_slice {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0, start_indices: variadic %t1)
+    irdl.results(result: %t2)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"sizes" = %a0}
+  }
+  irdl.operation @dynamic_update_slice {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    %t3 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0, update: %t1, start_indices: variadic %t2)
+    irdl.results(result: %t3)
+  }
   irdl.operation @cond {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

@@ -533,6 +533,60 @@ REDUCE_MIN = _reduce("reduce_min", _reduce_min_ref, _MIN, _highest, "Min over `a
 DOT_GENERAL = _dot_general()
 
 
+def _start_indices(op: str, operand: ShapedArray, starts: tuple[ShapedArray, ...]) -> None:
+    _require(len(starts) == operand.ndim, op, f"{operand.ndim} start indices", len(starts))
+    for s in starts:
+        _require(s.shape == () and kind(s.dtype) in "iu", op, "scalar integer start indices",
+                 s.str_short())
+
+
+def _clamped_starts(shape, sizes, starts) -> list[int]:
+    return [int(min(max(int(s), 0), d - n)) for s, d, n in zip(starts, shape, sizes,
+                                                                 strict=True)]
+
+
+def _dynamic_slice() -> OpDef:
+    def infer(x: ShapedArray, *starts: ShapedArray, sizes) -> ShapedArray:
+        _start_indices("ember.dynamic_slice", x, starts)
+        _require(len(sizes) == x.ndim and all(0 <= n <= d for n, d in zip(sizes, x.shape,
+                                                                             strict=True)),
+                 "ember.dynamic_slice", f"sizes within {x.shape}", tuple(sizes))
+        return ShapedArray(tuple(sizes), x.dtype, x.weak_type)
+
+    def reference(x, *starts, sizes):
+        at = _clamped_starts(x.shape, sizes, starts)
+        return x[tuple(slice(a, a + n) for a, n in zip(at, sizes, strict=True))]
+
+    return OpDef("ember.dynamic_slice", ("operand", "*start_indices"), infer, reference,
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}), {"sizes": Attr.I64_ARRAY},
+                 doc="A `sizes` window at run-time starts, clamped into bounds (as XLA does).")
+
+
+def _dynamic_update_slice() -> OpDef:
+    def infer(x: ShapedArray, update: ShapedArray, *starts: ShapedArray) -> ShapedArray:
+        _start_indices("ember.dynamic_update_slice", x, starts)
+        _same_dtypes("ember.dynamic_update_slice", (x, update))
+        _require(update.ndim == x.ndim and all(u <= d for u, d in zip(update.shape, x.shape,
+                                                                        strict=True)),
+                 "ember.dynamic_update_slice", f"an update that fits in {x.shape}",
+                 update.shape)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+    def reference(x, update, *starts):
+        at = _clamped_starts(x.shape, update.shape, starts)
+        out = np.array(x, copy=True)
+        out[tuple(slice(a, a + n) for a, n in zip(at, update.shape, strict=True))] = update
+        return out
+
+    return OpDef("ember.dynamic_update_slice", ("operand", "update", "*start_indices"), infer,
+                 reference, frozenset({Trait.PURE}),
+                 doc="`operand` with `update` written at run-time starts, clamped into bounds.")
+
+
+DYNAMIC_SLICE = _dynamic_slice()
+DYNAMIC_UPDATE_SLICE = _dynamic_update_slice()
+
+
 # ----------------------------------------------------------------------------- control flow
 
 def _scalar_predicate(op: str, pred: ShapedArray) -> None:
@@ -595,6 +649,6 @@ OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
-        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL, COND, WHILE,
-        DEBUG_PRINT)
+        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
+        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, COND, WHILE, DEBUG_PRINT)
 }

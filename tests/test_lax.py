@@ -120,3 +120,72 @@ def test_switch_clamps_the_index_like_jax(index):
     expected = branches[min(max(index, 0), 2)](x)
     assert_close(f(index, x), expected)
     assert_close(lax.switch(index, branches, x), expected)  # eagerly, too
+
+
+def _scan_reference(xs, reverse):
+    carry, ys = np.float32(0), []
+    order = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
+    for i in order:
+        carry = np.float32(carry * 0.5 + xs[i])
+        ys.append(carry * 2)
+    if reverse:
+        ys.reverse()
+    return carry, np.array(ys, np.float32).reshape(len(xs))
+
+
+@given(st.integers(0, 9), st.booleans())
+def test_scan_matches_python_including_empty_and_reversed(n, reverse):
+    def step(c, x):
+        c = c * 0.5 + x
+        return c, c * 2
+
+    xs = np.arange(n, dtype=np.float32) - 3
+    f = ember.jit(lambda init, v: lax.scan(step, init, v, reverse=reverse))
+    carry, ys = f(np.float32(0), xs)
+    ref_carry, ref_ys = _scan_reference(xs, reverse)
+    assert_close(carry, np.asarray(ref_carry, np.float32))
+    assert_close(ys, ref_ys)
+
+
+def test_scan_with_pytrees_and_closures():
+    w = np.array([[0.5, -1.0], [1.0, 0.25]], np.float32)
+
+    @ember.jit
+    def rnn(w, h0, xs):
+        def cell(h, x):
+            h = jnp.tanh(h @ w + x["in"])
+            return h, {"h": h, "norm": jnp.sum(h * h)}
+
+        return lax.scan(cell, h0, xs)
+
+    xs = {"in": np.arange(8, dtype=np.float32).reshape(4, 2) / 8}
+    h, ys = rnn(w, np.zeros(2, np.float32), xs)
+    ref_h, ref_hs = np.zeros(2, np.float32), []
+    for x in xs["in"]:
+        ref_h = np.tanh(ref_h @ w + x)
+        ref_hs.append(ref_h)
+    assert_close(h, ref_h, rtol=1e-5)
+    assert_close(ys["h"], np.stack(ref_hs), rtol=1e-5)
+    assert_close(ys["norm"], (np.stack(ref_hs) ** 2).sum(1), rtol=1e-5)
+    assert rnn.lower(w, np.zeros(2, np.float32), xs).as_text("linalg").count("scf.while") == 1
+
+
+def test_scan_errors():
+    with pytest.raises(ValueError, match="agree on one leading axis length"):
+        lax.scan(lambda c, x: (c, x), 0, {"a": np.ones(3), "b": np.ones(4)})
+    f = ember.jit(lambda xs: lax.scan(lambda c, x: (c * 1.5, x), 1, xs))
+    with pytest.raises(TypeError, match=r"scan requires f to return the carry's .* got carry "
+                       r"i32\[\] but f returned f32\[\]"):
+        f(np.ones(3, np.float32))
+
+
+def test_range_of_a_traced_value_is_a_concretization_error():
+    from ember.errors import ConcretizationTypeError, TracerIntegerConversionError
+
+    def f(n):
+        return sum(range(n))
+
+    with pytest.raises(TracerIntegerConversionError, match="argument n"):
+        ember.jit(f)(3)
+    with pytest.raises(ConcretizationTypeError):
+        ember.jit(lambda n: jnp.arange(n))(3)

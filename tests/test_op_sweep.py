@@ -134,8 +134,27 @@ def constant_case(draw):
     return [], {"value": draw(values(dtype, draw(st.sampled_from(SHAPES))))}
 
 
+@st.composite
+def dynamic_slice_case(draw):
+    shape = draw(st.sampled_from([(5,), (3, 4)]))
+    sizes = tuple(draw(st.integers(0, d)) for d in shape)
+    starts = [np.int32(draw(st.integers(-3, 7))) for _ in shape]
+    return [draw(values(DTYPES["f"], shape)), *starts], {"sizes": sizes}
+
+
+@st.composite
+def dynamic_update_slice_case(draw):
+    shape = draw(st.sampled_from([(5,), (3, 4)]))
+    update = tuple(draw(st.integers(0, d)) for d in shape)
+    starts = [np.int32(draw(st.integers(-3, 7))) for _ in shape]
+    return ([draw(values(DTYPES["i"], shape)), draw(values(DTYPES["i"], update)), *starts],
+            {})
+
+
 def case_for(op):
     special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
+               O.DYNAMIC_SLICE: dynamic_slice_case,
+               O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice_case,
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
                O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case}
     if op in special:

@@ -21,8 +21,8 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """`bool(x)` (an `if`/`while` on a traced value)."""
 
 
-class TracerIntegerConversionError(EmberTypeError):
-    """`int(x)` or `x.__index__()` on a traced value."""
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """`int(x)`, `range(x)` or `x.__index__()` on a traced value."""
 
 
 class TracerArrayConversionError(EmberTypeError):

@@ -1,4 +1,4 @@
-"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`.
+"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`.
 
 Under a trace, each branch or loop body is traced once into a private function of the module
 and called by an `ember.cond` / `ember.while` op (lowered to `scf.if` / `scf.while`); values
@@ -112,6 +112,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
             val = body_fun(i, val)
         return val
 
+    if isinstance(upper, int):  # a static bound stays a constant, not a loop carry
+        return while_loop(lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(*c)),
+                          (lower, init_val))[1]
+
     def keep_going(carry):
         return carry[0] < carry[1]
 
@@ -137,3 +141,87 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
         return switch(index - 1, branches[1:], *ops)
 
     return cond(index == 0, branches[0], rest, *operands)
+
+
+def _leading_length(xs_leaves: list[Any], length: int | None) -> int:
+    lengths = {int(np.shape(x)[0]) for x in xs_leaves if np.ndim(x) > 0}
+    if any(np.ndim(x) == 0 for x in xs_leaves):
+        raise ValueError("scan requires every leaf of xs to have a leading axis, got a scalar")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1:
+        raise ValueError(f"scan requires xs leaves (and length) to agree on one leading axis "
+                         f"length, got {sorted(lengths) or 'no xs and no length'}")
+    return lengths.pop()
+
+
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int = 1) -> tuple[Any, Any]:
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns the final carry and the
+    stacked ys. Compiled as one loop; `unroll` is accepted for JAX compatibility (IREE runs
+    the loop either way)."""
+    xs_leaves, xs_tree = tree_util.tree_flatten(xs)
+    n = _leading_length(xs_leaves, length)
+    if current_trace() is None:
+        return _scan_eagerly(f, init, xs_leaves, xs_tree, n, reverse)
+    xs_arrays = [enp.asarray(x) for x in xs_leaves]
+    x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_arrays]
+    carry_leaves, carry_tree = tree_util.tree_flatten(init)
+    carry_avals = [enp.asarray(c).aval for c in carry_leaves]
+    y_avals, y_tree = _scan_output_types(f, carry_tree, carry_avals, xs_tree, x_avals)
+    ys_init = [enp.zeros((n, *a.shape), a.dtype) for a in y_avals]
+    if n == 0:  # nothing to slice: the carry as given, and empty stacks
+        return init, tree_util.tree_unflatten(y_tree, ys_init)
+    if n == 1:  # one step, no loop (IREE 3.13 crashes compiling a 1-trip slicing loop)
+        x = [enp.reshape(a, a.shape[1:]) for a in xs_arrays]
+        carry, y = f(init, tree_util.tree_unflatten(xs_tree, x))
+        ys = [enp.reshape(enp.asarray(v).astype(a.dtype), (1, *a.shape))
+              for v, a in zip(tree_util.tree_leaves(y), y_avals, strict=True)]
+        return carry, tree_util.tree_unflatten(y_tree, ys)
+    zero = np.int32(0)
+
+    def body(i, state):
+        carry, ys = state
+        index = (n - 1) - i if reverse else i
+        x = [enp.reshape(bind(ops.DYNAMIC_SLICE, a, index, *[zero] * (a.ndim - 1),
+                              sizes=(1, *a.shape[1:])), a.shape[1:]) for a in xs_arrays]
+        carry, y = f(carry, tree_util.tree_unflatten(xs_tree, x))
+        ys = [bind(ops.DYNAMIC_UPDATE_SLICE, buf,
+                   enp.reshape(enp.asarray(v).astype(buf.dtype), (1, *buf.shape[1:])), index,
+                   *[zero] * (buf.ndim - 1))
+              for buf, v in zip(ys, tree_util.tree_leaves(y), strict=True)]
+        return carry, ys
+
+    carry, ys = fori_loop(0, n, body, (init, ys_init))
+    return carry, tree_util.tree_unflatten(y_tree, ys)
+
+
+def _scan_output_types(f, carry_tree, carry_avals, xs_tree, x_avals):
+    """The ys' types, from tracing `f` once (the probe function is dropped as dead code)."""
+    in_tree = tree_util.tree_structure((tree_util.tree_unflatten(carry_tree, carry_avals),
+                                        tree_util.tree_unflatten(xs_tree, x_avals)))
+    _, out_tree, out_avals = _trace_function(f, "f", in_tree, carry_avals + x_avals,
+                                             current_trace(), splat=True)
+    carry_out, y_out = tree_util.tree_unflatten(out_tree, out_avals)
+    carry_out_leaves, carry_out_tree = tree_util.tree_flatten(carry_out)
+    if carry_out_tree != carry_tree or not _same_types(carry_out_leaves, carry_avals):
+        raise TypeError(f"scan requires f to return the carry's pytree of shapes and dtypes, "
+                        f"got carry {_describe(carry_tree, carry_avals)} but f returned "
+                        f"{_describe(carry_out_tree, carry_out_leaves)}")
+    y_leaves, y_tree = tree_util.tree_flatten(y_out)
+    return y_leaves, y_tree
+
+
+def _scan_eagerly(f, init, xs_leaves, xs_tree, n, reverse):
+    carry, ys = init, []
+    host = [np.asarray(x) for x in xs_leaves]
+    for i in (reversed(range(n)) if reverse else range(n)):
+        carry, y = f(carry, tree_util.tree_unflatten(xs_tree, [h[i] for h in host]))
+        ys.append([np.asarray(v) for v in tree_util.tree_leaves(y)])
+    if reverse:
+        ys.reverse()
+    if not ys:
+        return carry, None
+    y_tree = tree_util.tree_structure(y)
+    stacked = [enp.asarray(np.stack(parts)) for parts in zip(*ys, strict=True)]
+    return carry, tree_util.tree_unflatten(y_tree, stacked)

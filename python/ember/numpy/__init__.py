@@ -21,6 +21,7 @@ from ember.runtime import Array
 from .._src import dtypes as _dt
 from .._src.core import Tracer, bind, constant, current_trace
 from .._src.jit import JitFunction
+from ..errors import ConcretizationTypeError
 
 ndarray = Array
 bool_ = np.dtype(np.bool_)
@@ -425,9 +426,11 @@ def ones_like(a, dtype=None):
 
 def arange(start, stop=None, step=1, dtype=None):
     for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(v, _ARRAY_TYPES) and isinstance(v, Tracer):
-            raise TypeError(f"arange requires a concrete {name} (its value sets the shape); "
-                            f"got a traced value. Mark it static with static_argnums.")
+        if isinstance(v, Tracer):
+            raise ConcretizationTypeError(
+                f"arange requires a concrete {name} (its value sets the shape), got a traced "
+                f"{v.aval.str_short()}. Mark the argument static (static_argnums) or pass a "
+                f"Python number.")
     if stop is None:
         start, stop = 0, start
     values = np.arange(start, stop, step)
