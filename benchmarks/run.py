@@ -65,6 +65,23 @@ def fori_update(np_, x):
     return lax.fori_loop(0, 1000, lambda i, v: v * 0.99 + 0.01, x)
 
 
+def rnn_scan(np_, h0, xs, w, u):
+    """A tanh RNN cell over 100 steps (batch 64, hidden 256)."""
+    def cell(h, x):
+        h = np_.tanh(h @ w + x @ u)
+        return h, h
+
+    if np_ is np:
+        hs = []
+        h = h0
+        for x in xs:
+            h, _ = cell(h, x)
+            hs.append(h)
+        return h
+    lax = ember.lax if np_ is enp else jax.lax
+    return lax.scan(cell, h0, xs)[0]
+
+
 def cases(quick: bool):
     rng = np.random.default_rng(0)
     x1m = rng.standard_normal(1_000_000).astype(np.float32)
@@ -90,6 +107,11 @@ def cases(quick: bool):
     yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
     yield ember_and_jax("fori_loop 1000 steps on f32[256], jit", fori_update,
                         rng.standard_normal(256).astype(np.float32), number=20)
+    yield ember_and_jax("scan RNN cell, 100 steps, batch 64, hidden 256, jit", rnn_scan,
+                        np.zeros((64, 256), np.float32),
+                        rng.standard_normal((100, 64, 256)).astype(np.float32) * 0.1,
+                        rng.standard_normal((256, 256)).astype(np.float32) * 0.05,
+                        rng.standard_normal((256, 256)).astype(np.float32) * 0.05, number=3)
 
 
 def chained(tiny: np.ndarray):
