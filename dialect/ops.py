@@ -8,73 +8,15 @@ Builders, IRDL, the tracer's binding, folding and lowering are all derived from 
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError
+from .opdef import require as _require
 from .types import ShapedArray, kind
 
-
-class Trait(enum.Enum):
-    PURE = "pure"
-    ELEMENTWISE = "elementwise"
-    COMMUTATIVE = "commutative"
-    REDUCTION = "reduction"
-    CONTRACTION = "contraction"
-    DATA_MOVEMENT = "data_movement"
-    CONSTANT = "constant"
-    CONTROL_FLOW = "control_flow"  # calls functions of the module (branches, loop bodies)
-    SIDE_EFFECTS = "side_effects"  # observable beyond its results (debug printing)
-
-
-class Attr(enum.Enum):
-    """How an attribute is stored in IR; each kind has one IRDL base (see irdl.py)."""
-
-    I64_ARRAY = "i64_array"  # array<i64: ...>
-    I64 = "i64"  # 3 : i64
-    STRING = "string"  # "LT"
-    ELEMENTS = "elements"  # dense<...> : tensor<...>
-    SYMBOLS = "symbols"  # [@f, @g]: functions of the same module
-
-
-ScalarBody = Callable[[str, Mapping], str]
-
-
-@dataclass(frozen=True, eq=False)
-class OpDef:
-    """One row of the op table. Rows compare by identity: each op exists once."""
-
-    name: str
-    operands: tuple[str, ...]  # a trailing "*name" is variadic
-    infer: Callable[..., ShapedArray | tuple[ShapedArray, ...]]  # a tuple: variadic results
-    reference: Callable[..., np.ndarray] | None  # None for control flow and side effects
-    traits: frozenset[Trait] = frozenset({Trait.PURE})
-    attributes: Mapping[str, Attr] = field(default_factory=dict)
-    type_params: tuple[str, ...] = ()  # parameters recovered from the result type
-    scalar: ScalarBody | None = None  # elementwise / combiner body: (kind, attrs) -> MLIR
-    init: Callable[[np.dtype], object] | None = None  # a reduction's identity element
-    doc: str = ""
-
-    def has(self, trait: Trait) -> bool:
-        return trait in self.traits
-
-    @property
-    def variadic_results(self) -> bool:
-        return self.has(Trait.CONTROL_FLOW) or self.has(Trait.SIDE_EFFECTS)
-
-    def __repr__(self) -> str:
-        return f"OpDef({self.name})"
-
-
-class VerifyError(ValueError):
-    """An ember op whose operands, attributes and result disagree with its row."""
-
-
-def _require(cond: bool, op: str, what: str, got: object) -> None:
-    if not cond:
-        raise VerifyError(f"{op} requires {what}, got {got}")
+__all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
 
 
 # ----------------------------------------------------------------------------- elementwise
