@@ -201,6 +201,19 @@ def test_entries_writable_by_others_are_refused(disk):
         assert _compile_one(f, x)[0] == 1
 
 
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a file to another user needs root")
+def test_entries_owned_by_another_user_are_refused(disk):
+    def f(x):
+        return x - 9
+
+    x = np.ones(2, np.float32)
+    _compile_one(f, x)
+    os.chown(_entry(disk), 12345, 12345)
+    ember.clear_caches()
+    with pytest.warns(CacheWarning, match="owned by another user"):
+        assert _compile_one(f, x)[0] == 1
+
+
 def test_a_shared_directory_is_not_used(tmp_path):
     root = tmp_path / "shared"
     root.mkdir(mode=0o777)
