@@ -115,10 +115,7 @@ class JitFunction:
         if current_trace() is not None:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
         if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
-            try:
-                compiled = self._cache.get(tuple([a.aval for a in args if type(a) is Array]))
-            except AttributeError:
-                compiled = None
+            compiled = self._cache.get(tuple([a.aval for a in args if type(a) is Array]))
             if compiled is not None and compiled.n_args == len(args):
                 return compiled.call_arrays(args)
         key, leaves = self._key(args, kwargs)
@@ -472,10 +469,11 @@ class Compiled:
         return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
 
     def call_leaves(self, leaves: list[Any]) -> Any:
-        executable = self._executable
-        arrays = [x if type(x) is Array else _put(x, aval, executable.device)
-                  for x, aval in zip(leaves, self.cache_key.in_avals, strict=True)]
-        return optree.tree_unflatten(self._out_tree, executable(arrays))
+        """Flattened arguments, host data among them, put on the device first."""
+        device = self._executable.device
+        return self.call_arrays([x if type(x) is Array else _put(x, aval, device)
+                                 for x, aval in zip(leaves, self.cache_key.in_avals,
+                                                    strict=True)])
 
 
 def _put(x: Any, aval: ShapedArray, device) -> Array:
