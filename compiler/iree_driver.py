@@ -37,6 +37,13 @@ TARGETS = {
     # that run on worker threads; inline ones skip the fence bookkeeping (~2.5 us a call).
     "cpu-async": Target("cpu-async", (*_CPU.flags, "--iree-execution-model=async-external")),
 }
+# GPU targets: "cuda" or "cuda:sm_90" picks the architecture. CUDA modules carry PTX, which
+# the driver compiles for the GPU at hand, so sm_80 code also runs on Hopper and later.
+GPU_TARGETS = {
+    "cuda": ("--iree-hal-target-device=cuda", "--iree-cuda-target={}", "sm_80"),
+    "vulkan": ("--iree-hal-target-device=vulkan", "--iree-vulkan-target={}", "ampere"),
+    "rocm": ("--iree-hal-target-device=hip", "--iree-rocm-target={}", "gfx942"),
+}
 
 # Process-global LLVM options (not accepted per session). IREE masks every vector access by
 # default and AMD's masked moves are slow: peeling the tail took a 1M-element elementwise
@@ -69,12 +76,24 @@ def _session(target: Target) -> api.Session:
     return sess
 
 
+@functools.cache
 def target(name: str) -> Target:
-    try:
+    """A target by name: "cpu", "cpu-async", or a GPU kind with an optional architecture."""
+    if name in TARGETS:
         return TARGETS[name]
-    except KeyError:
-        raise ValueError(f"compile target requires one of {sorted(TARGETS)}, got {name!r}") \
-            from None
+    kind, _, arch = name.partition(":")
+    if kind not in GPU_TARGETS or (arch and not arch.replace("_", "").isalnum()):
+        choices = ", ".join([*TARGETS, *GPU_TARGETS])
+        raise ValueError(f"compile target requires one of {choices} (a GPU target may name "
+                         f"its architecture, e.g. cuda:sm_90), got {name!r}")
+    device, arch_flag, default_arch = GPU_TARGETS[kind]
+    return Target(f"{kind}:{arch or default_arch}",
+                  (device, arch_flag.format(arch or default_arch)))
+
+
+def platform(target_name: str) -> str:
+    """The runtime platform (runtime/device.py) that runs modules compiled for a target."""
+    return "cpu" if target_name in TARGETS else target_name.partition(":")[0]
 
 
 def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:

@@ -28,13 +28,39 @@ def optimize(module: mlir.Module) -> None:
     passes.run(module, EMBER_PASSES)
 
 
-def lower(module: mlir.Module) -> None:
-    """The linalg phase: no ember op is left afterwards."""
+def lower(module: mlir.Module, export: str = "main",
+          reflection: dict[str, str] | None = None) -> None:
+    """The linalg phase: no ember op is left afterwards. The entry function is exported as
+    `export` (what `iree-run-module --function=` names) and carries `reflection`, which IREE
+    keeps in the module (read back by `ember.load`)."""
     passes.run(module, LINALG_PASSES)
     with eir.LOCK:
         leftovers = {op.name for op in _all_ops(module.operation) if eir.is_ember(op)}
-    if leftovers:
-        raise CompileError(f"ember-lower-to-linalg left ember ops behind: {sorted(leftovers)}")
+        if leftovers:
+            raise CompileError(f"ember-lower-to-linalg left ember ops behind: "
+                               f"{sorted(leftovers)}")
+        _export(module, export, reflection or {})
+
+
+def _export(module: mlir.Module, export: str, reflection: dict[str, str]) -> None:
+    with module.context:
+        funcs = [op.operation for op in module.body.operations
+                 if op.operation.name == "func.func"]
+        names = {mlir.StringAttr(f.attributes["sym_name"]).value for f in funcs}
+        entry = next(f for f in funcs if "sym_visibility" not in f.attributes)
+        if export not in names:  # a helper may already use the name: keep main then
+            entry.attributes["sym_name"] = mlir.StringAttr.get(export)
+        if reflection:
+            entry.attributes["iree.reflection"] = mlir.DictAttr.get(
+                {k: mlir.StringAttr.get(v) for k, v in reflection.items()})
+
+
+def entry_name(module: mlir.Module) -> str:
+    """The exported name of a lowered module's entry function."""
+    with eir.LOCK, module.context:
+        return next(mlir.StringAttr(op.attributes["sym_name"]).value
+                    for op in (o.operation for o in module.body.operations)
+                    if op.name == "func.func" and "sym_visibility" not in op.attributes)
 
 
 def _all_ops(root: mlir.Operation):
@@ -63,12 +89,13 @@ def _versions() -> tuple[str, str]:
     return ember, f"{iree_version.VERSION} {iree_version.REVISIONS.get('IREE', '')}"
 
 
-def cache_key(ember_text: str, target: str = "cpu") -> CacheKey:
+def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> CacheKey:
     """The persistent-cache key: every input that decides the compiled bytes, by name."""
     tgt = iree_driver.target(target)
     ember, iree = _versions()
     return CacheKey((
         ("ir", ember_text),
+        ("abi", abi),
         ("pipeline", " ".join(EMBER_PASSES + LINALG_PASSES)),
         ("ember_version", ember),
         ("iree_version", iree),

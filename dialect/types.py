@@ -112,3 +112,22 @@ def parse_tensor_type(text: str) -> ShapedArray:
     body = text.removeprefix("tensor<").removesuffix(">")
     *dims, elem = body.split("x")
     return ShapedArray(tuple(int(d) for d in dims), dtype_from_element_type(elem))
+
+
+_SHORT = {short_name(d): d for d in SUPPORTED_DTYPES}
+
+
+def parse_short(text: str) -> ShapedArray:
+    """Inverse of `ShapedArray.str_short`: `f32[3,4]`, `i32[]`, `bool[2]`."""
+    name, _, dims = text.strip().partition("[")
+    if name not in _SHORT or not dims.endswith("]"):
+        raise ValueError(f"an array type is written like f32[3,4] or i32[] with a dtype in "
+                         f"{', '.join(_SHORT)}; got {text!r}")
+    body = dims[:-1].replace(" ", "")
+    try:
+        shape = tuple(int(d) for d in body.split(",")) if body else ()
+    except ValueError:
+        raise ValueError(f"array dimensions must be integers, got {text!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"array dimensions must not be negative, got {text!r}")
+    return ShapedArray(shape, _SHORT[name])

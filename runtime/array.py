@@ -32,6 +32,20 @@ _ALIASABLE = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64,
                                              np.uint16, np.uint32, np.uint64))
 _MEMORY = rt.MemoryType.DEVICE_LOCAL
 _USAGE = rt.BufferUsage.DEFAULT
+_HOST_VISIBLE = int(rt.MemoryType.HOST_VISIBLE)
+
+
+def _staging_copy(hal: rt.HalDevice, source: rt.HalBuffer) -> rt.HalBuffer:
+    """A host-visible copy of a device-only buffer (as iree.runtime's DeviceArray does)."""
+    staging = hal.allocator.allocate_buffer(
+        memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
+        allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
+        allocation_size=source.byte_length())
+    semaphore = hal.create_semaphore(0)
+    hal.queue_copy(source, staging, wait_semaphores=rt.HalFence.create_at(semaphore, 0),
+                   signal_semaphores=rt.HalFence.create_at(semaphore, 1))
+    rt.HalFence.create_at(semaphore, 1).wait()
+    return staging
 
 
 class Array:
@@ -100,7 +114,10 @@ class Array:
         self.block_until_ready()
         if self.size == 0:
             return np.zeros(self.shape, self.dtype)
-        view = self._buffer.map().asarray(list(self.shape), self.dtype)  # keeps the buffer
+        buffer = self._buffer.get_buffer()
+        if not buffer.memory_type() & _HOST_VISIBLE:  # GPU memory: copy through staging
+            buffer = _staging_copy(self.device.hal, buffer)
+        view = buffer.map().asarray(list(self.shape), self.dtype)  # keeps the buffer alive
         view.flags.writeable = False  # arrays are immutable
         return view
 
@@ -145,7 +162,8 @@ def put(value: np.ndarray, aval: ShapedArray, device: _device.Device,
     imported without a copy when it is 64-byte aligned, as JAX does on the CPU. The caller
     must not write an aliased array until the work reading it is done."""
     host = np.ascontiguousarray(value, dtype=aval.dtype).reshape(aval.shape)  # keeps 0-d
-    if alias and host.size and host.ctypes.data % 64 == 0 and aval.dtype in _ALIASABLE:
+    if (alias and device.platform == "cpu" and host.size and host.ctypes.data % 64 == 0
+            and aval.dtype in _ALIASABLE):
         return Array(aval, device.hal.from_dlpack_capsule(host.__dlpack__()), device)
     if host.size == 0:
         host = np.zeros((1,), aval.dtype)  # IREE cannot allocate an empty copy source

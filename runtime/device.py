@@ -21,7 +21,14 @@ from iree.runtime import _binding
 # each of them as "leaked" at interpreter shutdown. They are not leaks: silence the checker.
 _binding.disable_leak_checker()
 
-_PLATFORMS = {"cpu": ("local-task", "local-sync")}
+# Platform -> IREE drivers (the first allocates and runs parallel work; a second, if any,
+# runs small modules inline). The names match the compile targets in compiler/iree_driver.py.
+_PLATFORMS = {
+    "cpu": ("local-task", "local-sync"),
+    "cuda": ("cuda",),
+    "vulkan": ("vulkan",),
+    "rocm": ("hip",),
+}
 
 
 @functools.cache
@@ -88,23 +95,32 @@ class Device:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
 
-@functools.cache
 def get(platform: str = "cpu") -> Device:
     """The device for a platform name; raises with the choices when unknown or absent."""
     if platform not in _PLATFORMS:
         raise ValueError(f"device requires one of {sorted(_PLATFORMS)}, got {platform!r}")
     dev = Device(platform)
-    try:
-        dev.hal  # noqa: B018 - create it now so a missing device fails here, clearly
-    except Exception as e:
-        raise RuntimeError(f"no {platform} device on this machine ({e}); available: "
-                           f"{[d.platform for d in devices()]}") from None
+    reason = _unavailable(platform)
+    if reason:
+        raise RuntimeError(f"no {platform} device on this machine ({reason}); devices "
+                           f"available: {', '.join(d.platform for d in devices())}")
     return dev
 
 
 @functools.cache
+def _unavailable(platform: str) -> str:
+    """Why a platform's device cannot be created here ("" when it can)."""
+    try:
+        Device(platform).hal  # noqa: B018 - creating it is the only reliable probe
+    except Exception as e:  # a missing driver library raises RuntimeError or ValueError
+        return str(e).split("; ", 1)[-1].strip()
+    return ""
+
+
+@functools.cache
 def devices() -> tuple[Device, ...]:
-    return (Device("cpu"),)
+    """The devices this machine can run on (the CPU always)."""
+    return tuple(Device(p) for p in _PLATFORMS if p == "cpu" or not _unavailable(p))
 
 
 def default() -> Device:

@@ -12,7 +12,6 @@ from ember.dialect.types import ShapedArray
 from . import device as _device
 from .array import Array
 
-ENTRY = "main"
 # Below this many elements in its largest argument or result, a module runs on the calling
 # thread (local-sync, ~3 us per call); above, on the worker threads (local-task, ~45 us to
 # wake them here, repaid by parallel kernels: 1024^2 matmul 13 ms vs 27 ms).
@@ -21,6 +20,11 @@ PARALLEL_MIN_ELEMENTS = 1 << 15
 
 def runs_in_parallel(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> bool:
     return max((a.size for a in (*in_avals, *out_avals)), default=0) >= PARALLEL_MIN_ELEMENTS
+
+
+def entry_name(module: rt.VmModule) -> str:
+    """Ember modules export one function (named after the user's function)."""
+    return next(n for n in module.function_names if not n.startswith("__"))
 
 
 class Executable:
@@ -41,11 +45,12 @@ class Executable:
         self.device = device
         self.name = name
         self.out_avals = tuple(out_avals)
-        self.parallel = runs_in_parallel(in_avals, out_avals)
-        hal, hal_module = device.hal_for(self.parallel)
         module = rt.VmModule.copy_buffer(_device.instance(), vmfb)
+        self._function = module.lookup_function(entry_name(module))
+        # The module says which ABI it was compiled with (compilation.target_for chose it).
+        self.parallel = self._function.reflection.get("iree.abi.model") == "coarse-fences"
+        hal, hal_module = device.hal_for(self.parallel)
         self._invoke = rt.VmContext(_device.instance(), modules=[hal_module, module]).invoke
-        self._function = module.lookup_function(ENTRY)
         self._n_in, self._n_out = len(in_avals), len(self.out_avals)
         self._outs = tuple(enumerate(self.out_avals))
         self._hal = hal

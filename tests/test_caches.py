@@ -245,7 +245,7 @@ def test_disk_miss_says_which_part_changed(tmp_path):
 
 def test_cache_key_names_every_part():
     names = [n for n, _ in pipeline.cache_key("module {}").parts]
-    assert names == ["ir", "pipeline", "ember_version", "iree_version", "target", "flags"]
+    assert names == ["ir", "abi", "pipeline", "ember_version", "iree_version", "target", "flags"]
     assert compilation.cache_dir() is None  # conftest turned it off for the suite
 
 
@@ -366,7 +366,7 @@ def test_json_sidecar_is_readable(disk):
     ember.jit(lambda x: x + 42)(np.ones(2, np.float32))
     (sidecar,) = disk.glob("*.key.json")
     parts = json.loads(sidecar.read_text())
-    assert set(parts) == {"ir", "pipeline", "ember_version", "iree_version", "target", "flags"}
+    assert set(parts) == {"ir", "abi", "pipeline", "ember_version", "iree_version", "target", "flags"}
 
 
 def test_warnings_are_not_raised_on_a_clean_hit(disk):

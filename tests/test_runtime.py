@@ -72,9 +72,9 @@ def test_a_device_failure_surfaces_at_the_next_sync_and_names_the_function(matmu
 
 def test_small_calls_run_inline_and_large_ones_on_workers():
     small = ember.jit(lambda x: x + 1).lower(np.ones(8, np.float32)).compile()
-    assert not small._executable.parallel
+    assert not small.executable.parallel
     big = ember.jit(lambda x: x + 1).lower(BIG).compile()
-    assert big._executable.parallel
+    assert big.executable.parallel
     assert executable.PARALLEL_MIN_ELEMENTS == 1 << 15
 
 

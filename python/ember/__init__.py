@@ -9,6 +9,7 @@ from typing import Any
 
 from ember import config, debug, errors, lax, numpy, tree_util
 from ember._src import array_methods as _array_methods
+from ember._src.aot import Loaded, load
 from ember._src.core import as_array as _as_array
 from ember._src.events import count_events
 from ember._src.jit import (
@@ -83,8 +84,8 @@ def block_until_ready(tree: Any) -> Any:
 
 
 __all__ = [
-    "Array", "Compiled", "Device", "JitFunction", "Lowered", "ShapeDtypeStruct", "ShapedArray",
-    "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config", "count_events",
-    "debug", "device_put", "devices", "errors", "eval_shape", "jit", "lax", "numpy",
-    "tree_util",
+    "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
+    "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config",
+    "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
+    "load", "numpy", "tree_util",
 ]

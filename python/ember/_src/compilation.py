@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ember import config
-from ember.compiler import pipeline
+from ember.compiler import iree_driver, pipeline
 from ember.compiler.disk_cache import DiskCache
 from ember.dialect.types import ShapedArray
 from ember.runtime.executable import runs_in_parallel
@@ -45,18 +45,23 @@ def disk_cache() -> DiskCache | None:
     return cache if cache.usable else None
 
 
-def target_for(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> str:
-    """Modules that will run on worker threads get the asynchronous (coarse-fences) ABI."""
-    return "cpu-async" if runs_in_parallel(in_avals, out_avals) else "cpu"
+def target_for(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+               device: str = "cpu") -> str:
+    """The compile target for a device name ("cpu", "cuda", "cuda:sm_90", ...). On the CPU,
+    modules that will run on worker threads get the asynchronous (coarse-fences) ABI."""
+    if device == "cpu":
+        return "cpu-async" if runs_in_parallel(in_avals, out_avals) else "cpu"
+    return iree_driver.target(device).name  # raises, listing the targets, when unknown
 
 
 def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],
-            out_avals: Sequence[ShapedArray], event: str = "compile") -> bytes:
+            out_avals: Sequence[ShapedArray], event: str = "compile",
+            target: str | None = None, abi: str = "") -> bytes:
     """The vmfb for lowered `texts`, from disk when an identical program was compiled."""
-    target = target_for(in_avals, out_avals)
+    target = target or target_for(in_avals, out_avals)
     signature = str([a.str_short() for a in in_avals])
     cache = disk_cache()
-    key = pipeline.cache_key(texts["ember"], target) if cache else None
+    key = pipeline.cache_key(texts["ember"], target, abi) if cache else None
     if cache is not None:
         vmfb, why = cache.get(key)
         if vmfb is not None:

@@ -332,10 +332,11 @@ def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
     return Executable(vmfb, device, avals, out_avals, name=op.name)
 
 
-def lower_module(module: mlir.Module) -> dict[str, str]:
+def lower_module(module: mlir.Module, export: str = "main",
+                 reflection: dict[str, str] | None = None) -> dict[str, str]:
     """Run the IR phases in place; returns the text after each."""
     pipeline.optimize(module)
     texts = {"ember": str(module)}
-    pipeline.lower(module)
+    pipeline.lower(module, export, reflection)
     texts["linalg"] = str(module)
     return texts

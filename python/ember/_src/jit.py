@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import threading
 import warnings
 import weakref
@@ -21,10 +22,8 @@ from ember import config, errors, tree_util
 from ember.compiler import pipeline
 from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Executable, put
-from ember.runtime import default as default_device
-from ember.runtime import get as get_device
 
-from . import compilation, dtypes, events
+from . import aot, compilation, dtypes, events
 from .core import _EAGER, Trace, Tracer, check_alive, current_trace, lower_module
 from .signature import CacheKey, explain
 
@@ -392,15 +391,23 @@ class Traced:
 
     def lower(self) -> Lowered:
         name = str(self.module.operation.attributes["sym_name"]).strip('"')
-        texts = {"traced": self.ir, **lower_module(pipeline.clone(self.module))}
-        return Lowered(self, name, texts)
+        export = name.removeprefix("jit_")
+        device = self.key.device or config.read("ember_default_device")
+        target = compilation.target_for(self.key.in_avals, self.out_avals, device)
+        abi = aot.abi(export, target, self.key.in_tree, self.key.in_avals, self.out_tree,
+                      self.out_avals)
+        texts = {"traced": self.ir, **lower_module(pipeline.clone(self.module), export,
+                                                   {aot.ABI_KEY: abi})}
+        return Lowered(self, name, texts, target, abi)
 
 
 class Lowered:
     """A lowered function: the text of every IR phase, ready for IREE."""
 
-    def __init__(self, traced: Traced, name: str, texts: dict[str, str]):
+    def __init__(self, traced: Traced, name: str, texts: dict[str, str], target: str,
+                 abi: str):
         self.traced, self.name, self._texts = traced, name, texts
+        self.target, self._abi = target, abi
 
     def as_text(self, stage: str = "ember") -> str:
         if stage not in self._texts:
@@ -410,26 +417,38 @@ class Lowered:
     def compile(self) -> Compiled:
         traced = self.traced
         vmfb = compilation.to_vmfb(self._texts, self.name, traced.key.in_avals,
-                                   traced.out_avals, event=traced.jitted._events[1])
+                                   traced.out_avals, event=traced.jitted._events[1],
+                                   target=self.target, abi=self._abi)
         return Compiled(self, vmfb)
 
 
 class Compiled:
-    """A compiled function: call it, save it, inspect its key."""
+    """A compiled function: call it, save it, inspect its key. It is loaded on its device
+    at the first call, so code compiled for a device this machine lacks can still be saved."""
 
     def __init__(self, lowered: Lowered, vmfb: bytes):
         traced = lowered.traced
         self.lowered = lowered
         self.cache_key = traced.key
         self.vmfb = vmfb
+        self.target = lowered.target
         self._out_tree = traced.out_tree
-        device = get_device(traced.jitted.device) if traced.jitted.device else default_device()
-        self._executable = Executable(vmfb, device, traced.key.in_avals, traced.out_avals,
-                                      name=lowered.name)
+        self._out_avals = tuple(traced.out_avals)
         self._jitted = traced.jitted
         self.n_args = len(traced.key.in_avals)
-        self._call = self._executable.call
         self._single_out = self._out_tree == optree.tree_structure(0)
+        self._executable: Executable | None = None
+
+    @property
+    def executable(self) -> Executable:
+        if self._executable is None:
+            self._executable = aot.load_executable(self.vmfb, self.lowered.name, self.target,
+                                                   self.in_avals, self._out_avals)
+        return self._executable
+
+    def _call(self, args: Sequence[Array]) -> list[Array]:
+        self._call = self.executable.call  # from now on, straight to the executable
+        return self._call(args)
 
     def as_text(self, stage: str = "ember") -> str:
         return self.lowered.as_text(stage)
@@ -440,7 +459,7 @@ class Compiled:
 
     @property
     def out_avals(self) -> tuple[ShapedArray, ...]:
-        return self._executable.out_avals
+        return self._out_avals
 
     def signature(self) -> str:
         """`(f32[3], i32[]) -> (f32[3],)`: what this compiled code takes and returns."""
@@ -451,7 +470,8 @@ class Compiled:
     def __repr__(self) -> str:
         return f"<ember.Compiled {self.lowered.name} {self.signature()}>"
 
-    def save(self, path: str) -> None:
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the `.vmfb`: `ember.load(path)` and `iree-run-module` run it."""
         with open(path, "wb") as f:
             f.write(self.vmfb)
 
@@ -470,7 +490,7 @@ class Compiled:
 
     def call_leaves(self, leaves: list[Any]) -> Any:
         """Flattened arguments, host data among them, put on the device first."""
-        device = self._executable.device
+        device = self.executable.device
         return self.call_arrays([x if type(x) is Array else _put(x, aval, device)
                                  for x, aval in zip(leaves, self.cache_key.in_avals,
                                                     strict=True)])

@@ -1,0 +1,174 @@
+"""Ahead-of-time artifacts: the signature a `.vmfb` carries, and `ember.load`.
+
+A compiled module's entry function carries `iree.reflection = {ember.abi = "<json>"}`: the
+export name, the target, and the input/output pytrees with each leaf's type. IREE keeps it in
+the `.vmfb`, so a saved module describes itself to `ember.load` (and to `iree-dump-module`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import iree.runtime as rt
+import numpy as np
+import optree
+
+from ember import tree_util
+from ember.compiler import iree_driver
+from ember.dialect.types import ShapedArray, parse_short
+from ember.runtime import Array, Executable, put
+from ember.runtime import device as _device
+from ember.runtime import get as get_device
+from ember.runtime.executable import entry_name
+
+_NS = tree_util.NAMESPACE
+ABI_KEY = "ember.abi"
+ABI_VERSION = 1
+
+
+class _Leaf:
+    __slots__ = ("i",)
+
+    def __init__(self, i: int):
+        self.i = i
+
+
+def _encode(node: Any) -> Any:
+    """A pytree of _Leaf as JSON: only plain containers survive a file."""
+    if isinstance(node, _Leaf):
+        return {"leaf": node.i}
+    if node is None:
+        return None
+    if type(node) is tuple:
+        return {"tuple": [_encode(c) for c in node]}
+    if type(node) is list:
+        return [_encode(c) for c in node]
+    if type(node) is dict and all(isinstance(k, str) for k in node):
+        return {"dict": [[k, _encode(v)] for k, v in node.items()]}
+    raise TypeError(type(node).__name__)
+
+
+def _decode(node: Any) -> Any:
+    if node is None:
+        return None
+    if isinstance(node, list):
+        return [_decode(c) for c in node]
+    if "leaf" in node:
+        return _Leaf(node["leaf"])
+    if "tuple" in node:
+        return tuple(_decode(c) for c in node["tuple"])
+    return {k: _decode(v) for k, v in node["dict"]}
+
+
+def encode_tree(tree: optree.PyTreeSpec) -> Any:
+    """The structure as JSON, or None when it holds custom nodes (then the saved function
+    takes and returns flat leaves)."""
+    try:
+        return _encode(optree.tree_unflatten(tree, [_Leaf(i) for i in range(tree.num_leaves)]))
+    except TypeError:
+        return None
+
+
+def decode_tree(encoded: Any) -> optree.PyTreeSpec | None:
+    if encoded is None:
+        return None
+    return optree.tree_structure(_decode(encoded), is_leaf=lambda x: isinstance(x, _Leaf),
+                                 namespace=_NS)
+
+
+def abi(name: str, target: str, in_tree: optree.PyTreeSpec, in_avals: Sequence[ShapedArray],
+        out_tree: optree.PyTreeSpec, out_avals: Sequence[ShapedArray]) -> str:
+    return json.dumps({
+        "version": ABI_VERSION, "name": name, "target": target,
+        "in_tree": encode_tree(in_tree), "in_avals": [a.str_short() for a in in_avals],
+        "out_tree": encode_tree(out_tree), "out_avals": [a.str_short() for a in out_avals],
+    }, separators=(",", ":"))
+
+
+class Loaded:
+    """A saved module, callable like the jitted function it came from."""
+
+    def __init__(self, vmfb: bytes, source: str = "<bytes>"):
+        self.vmfb = vmfb
+        try:
+            module = rt.VmModule.copy_buffer(_device.instance(), vmfb)
+            reflection = module.lookup_function(entry_name(module)).reflection
+        except (RuntimeError, ValueError, StopIteration) as e:
+            raise ValueError(f"ember.load requires a .vmfb made by IREE; {source} is not one "
+                             f"({e})") from None
+        if ABI_KEY not in reflection:
+            raise ValueError(f"ember.load requires a .vmfb made by Ember (ember.jit(f).lower("
+                             f"...).compile().save(path) or ember-compile); {source} has no "
+                             f"{ABI_KEY} signature. Run it with iree.runtime instead.")
+        meta = json.loads(reflection[ABI_KEY])
+        self.name, self.target = meta["name"], meta["target"]
+        self.in_avals = tuple(parse_short(s) for s in meta["in_avals"])
+        self.out_avals = tuple(parse_short(s) for s in meta["out_avals"])
+        self._in_tree = decode_tree(meta["in_tree"])
+        self._out_tree = decode_tree(meta["out_tree"])
+        self._executable: Executable | None = None
+
+    def signature(self) -> str:
+        ins = ", ".join(a.str_short() for a in self.in_avals)
+        outs = ", ".join(a.str_short() for a in self.out_avals)
+        return f"({ins}) -> ({outs})"
+
+    def __repr__(self) -> str:
+        return f"<ember.Loaded {self.name} {self.signature()} for {self.target}>"
+
+    @property
+    def executable(self) -> Executable:
+        if self._executable is None:
+            self._executable = load_executable(self.vmfb, self.name, self.target,
+                                               self.in_avals, self.out_avals)
+        return self._executable
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, tree = optree.tree_flatten((args, kwargs), namespace=_NS)
+        if self._in_tree is not None and tree != self._in_tree:
+            raise TypeError(f"{self.name} requires arguments structured as {self._in_tree} "
+                            f"with types {self.signature()} (its saved signature), got {tree}")
+        if len(leaves) != len(self.in_avals):
+            raise TypeError(f"{self.name} requires {len(self.in_avals)} arrays "
+                            f"{self.signature()}, got {len(leaves)}")
+        executable = self.executable
+        arrays = [self._check(i, x, aval, executable) for i, (x, aval)
+                  in enumerate(zip(leaves, self.in_avals, strict=True))]
+        outs = executable(arrays)
+        if self._out_tree is None:
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        return optree.tree_unflatten(self._out_tree, outs)
+
+    def _check(self, i: int, x: Any, aval: ShapedArray, executable: Executable) -> Array:
+        shape, dtype = np.shape(x), getattr(x, "dtype", None) or np.result_type(x)
+        if tuple(shape) != aval.shape or np.dtype(dtype) != aval.dtype:
+            got = ShapedArray(tuple(shape), np.dtype(dtype)).str_short()
+            raise TypeError(f"{self.name} requires argument {i} to be {aval.str_short()} (its "
+                            f"saved signature is {self.signature()}), got {got}")
+        if type(x) is Array and x.device == executable.device:
+            return x
+        return put(np.asarray(x), aval, executable.device)
+
+
+def load_executable(vmfb: bytes, name: str, target: str, in_avals: Sequence[ShapedArray],
+                    out_avals: Sequence[ShapedArray]) -> Executable:
+    """Load on the device the target runs on; a missing device names both."""
+    platform = iree_driver.platform(target)
+    try:
+        device = get_device(platform)
+    except RuntimeError as e:
+        raise RuntimeError(f"{name} was compiled for target {target} and needs a {platform} "
+                           f"device to run, but {e}. Compiling for it works anywhere; "
+                           f"run it on a machine that has one.") from None
+    return Executable(vmfb, device, in_avals, out_avals, name=name)
+
+
+def load(path_or_bytes: str | os.PathLike | bytes) -> Loaded:
+    """Load a `.vmfb` saved by Ember; returns a callable with the saved signature."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return Loaded(bytes(path_or_bytes))
+    with open(path_or_bytes, "rb") as f:
+        return Loaded(f.read(), source=os.fspath(path_or_bytes))
