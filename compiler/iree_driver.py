@@ -78,22 +78,30 @@ def _session(target: Target) -> api.Session:
 
 @functools.cache
 def target(name: str) -> Target:
-    """A target by name: "cpu", "cpu-async", or a GPU kind with an optional architecture."""
+    """A target by name: "cpu", "cpu-async", or a GPU kind, each optionally with the
+    architecture to compile for ("cpu:x86-64-v3", "cuda:sm_90"; the CPU default is the host)."""
     if name in TARGETS:
         return TARGETS[name]
-    kind, _, arch = name.partition(":")
-    if kind not in GPU_TARGETS or (arch and not arch.replace("_", "").isalnum()):
+    kind, colon, arch = name.partition(":")
+    valid_arch = arch.replace("_", "").replace("-", "").isalnum()
+    if not (kind in TARGETS or kind in GPU_TARGETS) or (colon and not valid_arch):
         choices = ", ".join([*TARGETS, *GPU_TARGETS])
-        raise ValueError(f"compile target requires one of {choices} (a GPU target may name "
-                         f"its architecture, e.g. cuda:sm_90), got {name!r}")
+        raise ValueError(f"compile target requires one of {choices}, optionally with an "
+                         f"architecture (cpu:x86-64-v3, cuda:sm_90, rocm:gfx90a), got {name!r}")
+    if kind in TARGETS:
+        flags = tuple(f"--iree-llvmcpu-target-cpu={arch}"
+                      if f.startswith("--iree-llvmcpu-target-cpu=") else f
+                      for f in TARGETS[kind].flags)
+        return Target(name, flags)
     device, arch_flag, default_arch = GPU_TARGETS[kind]
-    return Target(f"{kind}:{arch or default_arch}",
-                  (device, arch_flag.format(arch or default_arch)))
+    arch = arch or default_arch
+    return Target(f"{kind}:{arch}", (device, arch_flag.format(arch)))
 
 
 def platform(target_name: str) -> str:
     """The runtime platform (runtime/device.py) that runs modules compiled for a target."""
-    return "cpu" if target_name in TARGETS else target_name.partition(":")[0]
+    kind = target_name.partition(":")[0]
+    return "cpu" if kind in TARGETS else kind
 
 
 def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:

@@ -24,7 +24,7 @@ class Pass(Protocol):
 REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LowerToLinalg())}
 
 
-def _as_callable(p: Pass):
+def as_callable(p: Pass):
     def run(op, _pass) -> None:
         p.run(op.operation if hasattr(op, "operation") else op)
 
@@ -39,7 +39,7 @@ def pass_manager(names: Iterable[str], *, print_ir_after_all: bool = False
         for name in names:
             if name in REGISTRY:
                 p = REGISTRY[name]
-                pm.add(_as_callable(p), name=p.name, argument=p.name, description=p.description)
+                pm.add(as_callable(p), name=p.name, argument=p.name, description=p.description)
             else:
                 pm.add(name)
         if print_ir_after_all:

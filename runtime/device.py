@@ -113,7 +113,7 @@ def _unavailable(platform: str) -> str:
     try:
         Device(platform).hal  # noqa: B018 - creating it is the only reliable probe
     except Exception as e:  # a missing driver library raises RuntimeError or ValueError
-        return str(e).split("; ", 1)[-1].strip()
+        return str(e).splitlines()[0].split("; ", 1)[-1].strip().rstrip(":")
     return ""
 
 

@@ -366,7 +366,8 @@ def test_json_sidecar_is_readable(disk):
     ember.jit(lambda x: x + 42)(np.ones(2, np.float32))
     (sidecar,) = disk.glob("*.key.json")
     parts = json.loads(sidecar.read_text())
-    assert set(parts) == {"ir", "abi", "pipeline", "ember_version", "iree_version", "target", "flags"}
+    assert set(parts) == {"ir", "abi", "pipeline", "ember_version", "iree_version", "target",
+                          "flags"}
 
 
 def test_warnings_are_not_raised_on_a_clean_hit(disk):

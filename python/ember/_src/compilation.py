@@ -49,9 +49,11 @@ def target_for(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]
                device: str = "cpu") -> str:
     """The compile target for a device name ("cpu", "cuda", "cuda:sm_90", ...). On the CPU,
     modules that will run on worker threads get the asynchronous (coarse-fences) ABI."""
-    if device == "cpu":
-        return "cpu-async" if runs_in_parallel(in_avals, out_avals) else "cpu"
-    return iree_driver.target(device).name  # raises, listing the targets, when unknown
+    kind, colon, arch = device.partition(":")
+    if kind == "cpu":
+        kind = "cpu-async" if runs_in_parallel(in_avals, out_avals) else "cpu"
+        device = kind + colon + arch
+    return iree_driver.target(device).name  # raises, naming the choices, if unknown
 
 
 def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],

@@ -91,6 +91,11 @@ class JitFunction:
             fun, self._signature, static_argnums, static_argnames)
         self.donate_argnums = tuple(_as_tuple(donate_argnums))
         self.donate_argnames = tuple(_as_tuple(donate_argnames))
+        if device is not None:
+            try:
+                compilation.target_for((), (), device)
+            except ValueError as e:
+                raise ValueError(f"jit of {_fun_name(fun)}: device {e}") from None
         self.device = device
         # ember.numpy's eager calls run through jit too; they count as eager_trace/_compile
         # and are not explained as cache misses.

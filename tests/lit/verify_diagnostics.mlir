@@ -1,0 +1,12 @@
+// RUN: ember-opt %s --verify-ember --verify-diagnostics
+// A wrong expectation makes the check fail:
+// RUN: sed 's/requires result type/requires nothing/' %s > %t.mlir
+// RUN: not ember-opt %t.mlir --verify-ember --verify-diagnostics 2>&1 | filecheck %s
+// CHECK: error: expected error "ember.exp requires nothing tensor<3xf32>, got tensor<4xf32>" was not produced
+// CHECK: error: unexpected error: 'ember.exp' op ember.exp requires result type
+
+func.func @f(%x: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{ember.exp requires result type tensor<3xf32>, got tensor<4xf32>}}
+  %0 = "ember.exp"(%x) : (tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
