@@ -61,10 +61,23 @@ def _replace_with_value(op, rewriter, value: mlir.Value) -> bool:
 # ----------------------------------------------------------------------------- patterns
 
 def erase_dead(op, rewriter) -> bool:
-    if has_uses(op):
+    if has_uses(op) or _has_side_effects(op):
         return False
     rewriter.erase_op(op)
     return True
+
+
+def _has_side_effects(op: mlir.Operation) -> bool:
+    """Whether a region op holds something that must run (debug printing) even when its
+    results are unused."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                row = eir.opdef(inner.operation)
+                if row is not None and row.has(Trait.SIDE_EFFECTS) or \
+                        _has_side_effects(inner.operation):
+                    return True
+    return False
 
 
 def fold_constants(op, rewriter) -> bool:
@@ -191,13 +204,18 @@ def patterns() -> rewrite.FrozenRewritePatternSet:
     return pset.freeze()
 
 
-def eliminate_common_subexpressions(block: mlir.Block) -> None:
-    """Pure ember ops with the same operands, attributes and type are computed once."""
-    seen: dict[tuple, mlir.Operation] = {}
+def eliminate_common_subexpressions(block: mlir.Block, seen: dict | None = None) -> None:
+    """Pure ember ops with the same operands, attributes and type are computed once. Inside a
+    region, an op the enclosing block already computed is reused (it dominates the region);
+    ops with regions are never merged."""
+    seen = {} if seen is None else seen
     for op in list(block.operations):
         op = op.operation
         row = eir.opdef(op)
-        if row is None or not row.has(Trait.PURE):
+        for region in op.regions:
+            for inner in region.blocks:
+                eliminate_common_subexpressions(inner, dict(seen))
+        if row is None or not row.has(Trait.PURE) or row.regions:
             continue
         attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes))
         key = (op.name, tuple(op.operands), attrs, str(op.results[0].type))

@@ -302,14 +302,6 @@ def _results(name: str, n: int) -> tuple[str, list[str]]:
     return f"{name}:{n}", [f"{name}#{i}" for i in range(n)]
 
 
-def _call(em: Emitter, callee: str, args: list[str], arg_types: list[str],
-          result_types: list[str]) -> list[str]:
-    lhs, names = _results(em.fresh("call"), len(result_types))
-    em.emit(f"  {lhs} = func.call @{callee}({', '.join(args)}) : ({', '.join(arg_types)}) -> "
-            f"({', '.join(result_types)})")
-    return names
-
-
 def _predicate(em: Emitter, value: str, aval: ShapedArray) -> str:
     """An i1 from a scalar tensor: the bool itself, or `!= 0` for integers."""
     scalar = em.fresh("p")
@@ -322,47 +314,74 @@ def _predicate(em: Emitter, value: str, aval: ShapedArray) -> str:
     return flag
 
 
-def lower_cond(em, op, args, avals, params, result) -> list[str]:
-    """scf.if whose regions call the branch functions (inlined later by `inline`)."""
+def _region(em: Emitter, region: mlir.Region, arg_names: list[str] = ()) -> list[str]:
+    """Lower a region's block in place (its arguments named `arg_names`); the names of the
+    values its ember.yield returns."""
+    block = region.blocks[0]
+    for arg, name in zip(block.arguments, arg_names, strict=True):
+        em.names[arg] = name
+    return lower_block(em, block)
+
+
+def lower_if(em, row, args, avals, params, result) -> list[str]:
     results = [_ttype(r) for r in params["results"]]
-    captures = params["captures"]
-    shared = len(args) - 1 - sum(captures)
-    operands, types = args[1:], [_ttype(a) for a in avals[1:]]
     flag = _predicate(em, args[0], avals[0])
     lhs, names = _results(em.fresh(), len(results))
     em.emit(f"{lhs} = scf.if {flag} -> ({', '.join(results)}) {{")
-    for i in (1, 0):  # then: branches[1] (true); else: branches[0]
-        start = shared + (captures[0] if i == 1 else 0)
-        picked = list(range(shared)) + list(range(start, start + captures[i]))
-        outs = _call(em, params["branches"][i], [operands[j] for j in picked],
-                     [types[j] for j in picked], results)
+    for i, region in enumerate(params["_regions"]):
+        outs = _region(em, region)
         em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
-        em.emit("} else {" if i == 1 else "}")
+        em.emit("} else {" if i == 0 else "}")
     return names
 
 
-def lower_while(em, op, args, avals, params, result) -> list[str]:
-    """scf.while calling the cond and body functions with the carries and their captures."""
+def lower_case(em, row, args, avals, params, result) -> list[str]:
+    """A chain of scf.if on `index == i`, the last branch innermost (the index is clamped).
+    Not scf.index_switch: IREE 3.13's stream conversion miscounts its results."""
+    results = [_ttype(r) for r in params["results"]]
+    scalar = em.fresh("p")
+    em.emit(f"{scalar} = tensor.extract {args[0]}[] : {_ttype(avals[0])}")
+    lhs, names = _results(em.fresh(), len(results))
+    regions = list(params["_regions"])
+
+    def branch(i: int, lhs: str | None) -> None:
+        if i == len(regions) - 1:
+            outs = _region(em, regions[i])
+            em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+            return
+        case, flag = em.fresh("c"), em.fresh("p")
+        em.emit(f"{case} = arith.constant {i} : {_etype(avals[0])}")
+        em.emit(f"{flag} = arith.cmpi eq, {scalar}, {case} : {_etype(avals[0])}")
+        inner, inner_names = _results(em.fresh(), len(results))
+        em.emit(f"{lhs or inner} = scf.if {flag} -> ({', '.join(results)}) {{")
+        outs = _region(em, regions[i])
+        em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+        em.emit("} else {")
+        branch(i + 1, None)
+        em.emit("}")
+        if lhs is None:  # a nested if: the enclosing else-region yields its results
+            em.emit(f"  scf.yield {', '.join(inner_names)} : {', '.join(results)}")
+
+    branch(0, lhs)
+    return names
+
+
+def lower_while(em, row, args, avals, params, result) -> list[str]:
     results = [_ttype(r) for r in params["results"]]
     n = len(results)
-    caps_cond, caps_body = params["captures"]
-    types = [_ttype(a) for a in avals]
-    cond_caps = list(range(n, n + caps_cond))
-    body_caps = list(range(n + caps_cond, n + caps_cond + caps_body))
+    cond_region, body_region = params["_regions"]
     before = [em.fresh("w") for _ in range(n)]
     after = [em.fresh("w") for _ in range(n)]
     lhs, names = _results(em.fresh(), n)
-    inits = ", ".join(f"{b} = {a}" for b, a in zip(before, args[:n], strict=True))
+    inits = ", ".join(f"{b} = {a}" for b, a in zip(before, args, strict=True))
     em.emit(f"{lhs} = scf.while ({inits}) : ({', '.join(results)}) -> ({', '.join(results)}) {{")
-    (keep,) = _call(em, params["functions"][0], before + [args[j] for j in cond_caps],
-                    results + [types[j] for j in cond_caps], ["tensor<i1>"])
+    (keep,) = _region(em, cond_region, before)
     flag = em.fresh("p")
     em.emit(f"  {flag} = tensor.extract {keep}[] : tensor<i1>")
     em.emit(f"  scf.condition({flag}) {', '.join(before)} : {', '.join(results)}")
     em.emit("} do {")
     em.emit(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(after, results, strict=True))}):")
-    outs = _call(em, params["functions"][1], after + [args[j] for j in body_caps],
-                 results + [types[j] for j in body_caps], results)
+    outs = _region(em, body_region, after)
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
     return names
@@ -382,7 +401,8 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.DYNAMIC_SLICE: lower_dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: lower_dynamic_update_slice,
     ops.DEBUG_PRINT: lower_debug_print,
-    ops.COND: lower_cond,
+    ops.IF: lower_if,
+    ops.CASE: lower_case,
     ops.WHILE: lower_while,
     ops.CONSTANT: lower_constant,
     ops.IOTA: lower_iota,
@@ -403,30 +423,39 @@ def lowering_for(op: OpDef) -> Lowering:
     raise NotImplementedError(f"no lowering for {op.name}")
 
 
-def _lower_function(func: mlir.Operation) -> str:
-    em = Emitter()
-    block = body(func)
-    for i, arg in enumerate(block.arguments):
-        em.names[arg] = f"%arg{i}"
+def lower_block(em: Emitter, block: mlir.Block) -> list[str]:
+    """Lower every op of a block; the names of what its terminator returns or yields."""
     for op in block.operations:
         op = op.operation
-        if op.name == "func.return":
-            vals = ", ".join(em.names[v] for v in op.operands)
-            types = ", ".join(signless(str(v.type)) for v in op.operands)
-            em.emit(f"return {vals} : {types}" if vals else "return")
-            continue
+        if op.name in ("func.return", "ember.yield"):
+            if op.name == "func.return":
+                vals = ", ".join(em.names[v] for v in op.operands)
+                types = ", ".join(signless(str(v.type)) for v in op.operands)
+                em.emit(f"return {vals} : {types}" if vals else "return")
+            return [em.names[v] for v in op.operands]
         if not eir.is_ember(op):
             _carry_over(em, op)
             continue
         row, avals, params = eir.read(op)
         if row is ops.CONSTANT:
             params["_attr"] = op.attributes["value"]
+        if row.regions:
+            params["_regions"] = list(op.regions)
         args = [em.names[v] for v in op.operands]
         result = eir.aval_of(op.results[0]) if len(op.results) == 1 else None
         lowered = lowering_for(row)(em, row, args, avals, params, result)
         names = lowered if isinstance(lowered, list) else [lowered]
         for value, lowered_name in zip(op.results, names, strict=True):
             em.names[value] = lowered_name
+    raise ValueError("ember-lower-to-linalg requires every block to end in a terminator")
+
+
+def _lower_function(func: mlir.Operation) -> str:
+    em = Emitter()
+    block = body(func)
+    for i, arg in enumerate(block.arguments):
+        em.names[arg] = f"%arg{i}"
+    lower_block(em, block)
     name = mlir.StringAttr(func.attributes["sym_name"]).value
     ftype = mlir.TypeAttr(func.attributes["function_type"]).value
     fargs = ", ".join(f"%arg{i}: {signless(str(t))}"

@@ -19,8 +19,7 @@ from .errors import CompileError
 
 PHASES = ("ember", "linalg", "vmfb")
 EMBER_PASSES = ("ember-canonicalize",)
-# `inline` folds the functions that control flow calls (branches, loop bodies) into `main`.
-LINALG_PASSES = ("ember-lower-to-linalg", "inline", "symbol-dce", "canonicalize", "cse")
+LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 
 def optimize(module: mlir.Module) -> None:

@@ -251,24 +251,35 @@ irdl.dialect @ember {
     irdl.operands(operand: %t0, update: %t1, start_indices: variadic %t2)
     irdl.results(result: %t3)
   }
-  irdl.operation @cond {
+  irdl.operation @if {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"
-    %t2 = irdl.base "!builtin.tensor"
-    irdl.operands(pred: %t0, operands: variadic %t1)
-    irdl.results(result: variadic %t2)
-    %a0 = irdl.base "#builtin.array"
-    %a1 = irdl.base "#builtin.dense_array"
-    irdl.attributes {"branches" = %a0, "captures" = %a1}
+    irdl.operands(pred: %t0)
+    irdl.results(result: variadic %t1)
+    %r0 = irdl.region
+    %r1 = irdl.region
+    irdl.regions(then: %r0, else: %r1)
+  }
+  irdl.operation @case {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(index: %t0)
+    irdl.results(result: variadic %t1)
   }
   irdl.operation @while {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"
-    irdl.operands(operands: variadic %t0)
+    irdl.operands(carries: variadic %t0)
     irdl.results(result: variadic %t1)
-    %a0 = irdl.base "#builtin.array"
-    %a1 = irdl.base "#builtin.dense_array"
-    irdl.attributes {"functions" = %a0, "captures" = %a1}
+    %r0 = irdl.region
+    %r1 = irdl.region
+    irdl.regions(cond: %r0, body: %r1)
+  }
+  irdl.operation @yield {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(values: variadic %t0)
+    irdl.results(result: variadic %t1)
   }
   irdl.operation @debug_print {
     %t0 = irdl.base "!builtin.tensor"

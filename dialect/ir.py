@@ -136,8 +136,6 @@ def _attr(kind: Attr, value: Any) -> mlir.Attribute:
         return mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), int(value))
     if kind is Attr.STRING:
         return mlir.StringAttr.get(str(value))
-    if kind is Attr.SYMBOLS:
-        return mlir.ArrayAttr.get([mlir.FlatSymbolRefAttr.get(v) for v in value])
     return elements_attr(np.asarray(value))
 
 
@@ -148,8 +146,6 @@ def _param(kind: Attr, attr: mlir.Attribute) -> Any:
         return mlir.IntegerAttr(attr).value
     if kind is Attr.STRING:
         return mlir.StringAttr(attr).value
-    if kind is Attr.SYMBOLS:
-        return tuple(mlir.FlatSymbolRefAttr(a).value for a in mlir.ArrayAttr(attr))
     return elements_value(attr)
 
 
@@ -161,11 +157,12 @@ def results_of(inferred: ShapedArray | tuple[ShapedArray, ...]) -> tuple[ShapedA
 
 
 def build(op: OpDef, operands: Sequence[mlir.Value], params: Mapping[str, Any],
-          result: ShapedArray | tuple[ShapedArray, ...]) -> mlir.Operation:
+          result: ShapedArray | tuple[ShapedArray, ...], regions: int = 0) -> mlir.Operation:
     """Create `op` at the current insertion point. `result` comes from `op.infer`."""
     attributes = {name: _attr(kind, params[name]) for name, kind in op.attributes.items()}
     return mlir.Operation.create(op.name, results=[tensor_type(r) for r in results_of(result)],
-                                 operands=list(operands), attributes=attributes)
+                                 operands=list(operands), attributes=attributes,
+                                 regions=regions)
 
 
 def is_ember(operation: mlir.Operation) -> bool:
@@ -206,8 +203,42 @@ def verify(operation: mlir.Operation) -> None:
     _, avals, params = read(operation)
     expected = results_of(op.infer(*avals, **params))
     got = tuple(aval_of(r) for r in operation.results)
-    if [(e.shape, e.dtype) for e in expected] != [(g.shape, g.dtype) for g in got]:
-        want = ", ".join(e.tensor_type() for e in expected)
-        have = ", ".join(g.tensor_type() for g in got)
-        raise VerifyError(f"{operation.location}: {op.name} requires result type {want}, "
-                          f"got {have}")
+    if _types(expected) != _types(got):
+        raise VerifyError(f"{operation.location}: {op.name} requires result type "
+                          f"{_spell(expected)}, got {_spell(got)}")
+    _verify_regions(operation, op, avals, got)
+
+
+def _types(avals) -> list[tuple]:
+    return [(a.shape, a.dtype) for a in avals]
+
+
+def _spell(avals) -> str:
+    return ", ".join(a.tensor_type() for a in avals)
+
+
+def _verify_regions(operation: mlir.Operation, op: OpDef, avals, results) -> None:
+    """Region count, one block each, its arguments, and the types its ember.yield returns."""
+    where = f"{operation.location}: {op.name}"
+    n = len(operation.regions)
+    variadic = bool(op.regions) and op.regions[0].startswith("*")
+    if (n < 1) if variadic else (n != len(op.regions)):
+        raise VerifyError(f"{where} requires regions {op.regions}, got {n}")
+    if not n:
+        return
+    for i, (args, yields) in enumerate(op.region_types(avals, results, n)):
+        blocks = list(operation.regions[i].blocks)
+        if len(blocks) != 1:
+            raise VerifyError(f"{where} requires one block in region {i}, got {len(blocks)}")
+        got_args = [aval_of(a) for a in blocks[0].arguments]
+        if _types(got_args) != _types(args):
+            raise VerifyError(f"{where} requires region {i} to take ({_spell(args)}), got "
+                              f"({_spell(got_args)})")
+        ops = list(blocks[0].operations)
+        last = ops[-1].operation if ops else None
+        if last is None or last.name != "ember.yield":
+            raise VerifyError(f"{where} requires region {i} to end in ember.yield")
+        got_yields = [aval_of(v) for v in last.operands]
+        if _types(got_yields) != _types(yields):
+            raise VerifyError(f"{where} requires region {i} to yield ({_spell(yields)}), got "
+                              f"({_spell(got_yields)})")

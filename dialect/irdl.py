@@ -13,7 +13,6 @@ _ATTR_BASE = {
     Attr.I64: '"#builtin.integer"',
     Attr.STRING: '"#builtin.string"',
     Attr.ELEMENTS: '"#builtin.dense_typed_elements"',
-    Attr.SYMBOLS: '"#builtin.array"',
 }
 
 
@@ -31,6 +30,11 @@ def _operation(op: OpDef) -> list[str]:
         lines.append(f"    irdl.operands({args})")
     variadic = "variadic " if op.variadic_results else ""
     lines.append(f"    irdl.results(result: {variadic}%t{len(op.operands)})")
+    fixed = [r for r in op.regions if not r.startswith("*")]  # IRDL has no variadic regions
+    if fixed and len(fixed) == len(op.regions):
+        for j, _ in enumerate(fixed):
+            lines.append(f"    %r{j} = irdl.region")
+        lines.append(f"    irdl.regions({', '.join(f'{r}: %r{j}' for j, r in enumerate(fixed))})")
     if op.attributes:
         for j, kind in enumerate(op.attributes.values()):
             lines.append(f"    %a{j} = irdl.base {_ATTR_BASE[kind]}")

@@ -22,8 +22,9 @@ class Trait(enum.Enum):
     CONTRACTION = "contraction"
     DATA_MOVEMENT = "data_movement"
     CONSTANT = "constant"
-    CONTROL_FLOW = "control_flow"  # calls functions of the module (branches, loop bodies)
+    CONTROL_FLOW = "control_flow"  # holds regions (branches, loop bodies) ending in ember.yield
     SIDE_EFFECTS = "side_effects"  # observable beyond its results (debug printing)
+    TERMINATOR = "terminator"  # ends a region's block
 
 
 class Attr(enum.Enum):
@@ -33,7 +34,6 @@ class Attr(enum.Enum):
     I64 = "i64"  # 3 : i64
     STRING = "string"  # "LT"
     ELEMENTS = "elements"  # dense<...> : tensor<...>
-    SYMBOLS = "symbols"  # [@f, @g]: functions of the same module
 
 
 ScalarBody = Callable[[str, Mapping], str]
@@ -50,6 +50,10 @@ class OpDef:
     traits: frozenset[Trait] = frozenset({Trait.PURE})
     attributes: Mapping[str, Attr] = field(default_factory=dict)
     type_params: tuple[str, ...] = ()  # parameters recovered from the result type
+    regions: tuple[str, ...] = ()  # region names; a leading "*" on the only one: variadic
+    # For ops with regions: (operand avals, result avals, region count) -> for each region,
+    # the avals of its block arguments and of what its ember.yield returns.
+    region_types: Callable[..., list[tuple[tuple, tuple]]] | None = None
     scalar: ScalarBody | None = None  # elementwise / combiner body: (kind, attrs) -> MLIR
     init: Callable[[np.dtype], object] | None = None  # a reduction's identity element
     doc: str = ""
@@ -59,7 +63,8 @@ class OpDef:
 
     @property
     def variadic_results(self) -> bool:
-        return self.has(Trait.CONTROL_FLOW) or self.has(Trait.SIDE_EFFECTS)
+        return (self.has(Trait.CONTROL_FLOW) or self.has(Trait.SIDE_EFFECTS)
+                or self.has(Trait.TERMINATOR))
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"

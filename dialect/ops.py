@@ -536,39 +536,59 @@ def _scalar_predicate(op: str, pred: ShapedArray) -> None:
              "a scalar bool or integer predicate", pred.str_short())
 
 
-def _cond() -> OpDef:
-    def infer(pred: ShapedArray, *operands: ShapedArray, branches, captures,
-              results) -> tuple[ShapedArray, ...]:
-        _scalar_predicate("ember.cond", pred)
-        _require(len(branches) == 2 == len(captures), "ember.cond",
-                 "two branches, each with its capture count", (branches, captures))
-        _require(sum(captures) <= len(operands), "ember.cond",
-                 "operands for every capture", (len(operands), captures))
+_REGION_OP = frozenset({Trait.PURE, Trait.CONTROL_FLOW})
+
+
+def _branch_types(operands, results, count):
+    """Branches take no arguments (they see enclosing values) and yield the results."""
+    return [((), tuple(results))] * count
+
+
+def _if() -> OpDef:
+    def infer(pred: ShapedArray, results) -> tuple[ShapedArray, ...]:
+        _scalar_predicate("ember.if", pred)
         return tuple(results)
 
-    return OpDef("ember.cond", ("pred", "*operands"), infer, None,
-                 frozenset({Trait.PURE, Trait.CONTROL_FLOW}),
-                 {"branches": Attr.SYMBOLS, "captures": Attr.I64_ARRAY},
-                 type_params=("results",),
-                 doc="Calls branches[1] if pred is true (nonzero), else branches[0], with the "
-                     "shared operands followed by that branch's captures.")
+    return OpDef("ember.if", ("pred",), infer, None, _REGION_OP, type_params=("results",),
+                 regions=("then", "else"), region_types=_branch_types,
+                 doc="Runs the `then` region if pred is true (nonzero), else `else`; each ends "
+                     "in ember.yield of the results. Lowered to scf.if.")
+
+
+def _case() -> OpDef:
+    def infer(index: ShapedArray, results) -> tuple[ShapedArray, ...]:
+        _require(index.shape == () and kind(index.dtype) in "iu", "ember.case",
+                 "a scalar integer index", index.str_short())
+        return tuple(results)
+
+    return OpDef("ember.case", ("index",), infer, None, _REGION_OP, type_params=("results",),
+                 regions=("*branches",), region_types=_branch_types,
+                 doc="Runs branches[index] (index already clamped; out of range runs the last). "
+                     "Lowered to scf.index_switch.")
 
 
 def _while() -> OpDef:
-    def infer(*operands: ShapedArray, functions, captures, results) -> tuple[ShapedArray, ...]:
-        carries = len(operands) - sum(captures)
-        _require(len(functions) == 2 == len(captures), "ember.while",
-                 "a cond and a body function, each with its capture count", functions)
-        _require(tuple(results) == tuple(operands[:carries]), "ember.while",
-                 "results of the carries' types", [r.str_short() for r in results])
+    def infer(*carries: ShapedArray, results) -> tuple[ShapedArray, ...]:
+        _require([(r.shape, r.dtype) for r in results] == [(c.shape, c.dtype) for c in carries],
+                 "ember.while", "results of the carries' types",
+                 [r.str_short() for r in results])
         return tuple(results)
 
-    return OpDef("ember.while", ("*operands",), infer, None,
-                 frozenset({Trait.PURE, Trait.CONTROL_FLOW}),
-                 {"functions": Attr.SYMBOLS, "captures": Attr.I64_ARRAY},
-                 type_params=("results",),
-                 doc="While functions[0](carry, caps0) is true: carry = functions[1](carry, "
-                     "caps1). Operands: carries, then the cond's and the body's captures.")
+    def region_types(carries, results, count):
+        return [(tuple(carries), (ShapedArray((), np.dtype(np.bool_)),)),
+                (tuple(carries), tuple(results))]
+
+    return OpDef("ember.while", ("*carries",), infer, None, _REGION_OP, type_params=("results",),
+                 regions=("cond", "body"), region_types=region_types,
+                 doc="carry = inits; while cond(carry) (yields a bool scalar): carry = "
+                     "body(carry) (yields the carries). Both regions take the carries as "
+                     "arguments. Lowered to scf.while.")
+
+
+def _yield() -> OpDef:
+    return OpDef("ember.yield", ("*values",), lambda *values: (), None,
+                 frozenset({Trait.TERMINATOR}),
+                 doc="Ends a region of ember.if / ember.case / ember.while with its values.")
 
 
 def _debug_print() -> OpDef:
@@ -583,8 +603,10 @@ def _debug_print() -> OpDef:
                      "registered by ember.debug.print); lowered to flow.tensor.trace.")
 
 
-COND = _cond()
+IF = _if()
+CASE = _case()
 WHILE = _while()
+YIELD = _yield()
 DEBUG_PRINT = _debug_print()
 
 OPS: dict[str, OpDef] = {
@@ -592,5 +614,5 @@ OPS: dict[str, OpDef] = {
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
-        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, COND, WHILE, DEBUG_PRINT)
+        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, IF, CASE, WHILE, YIELD, DEBUG_PRINT)
 }

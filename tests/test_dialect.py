@@ -26,8 +26,13 @@ def test_every_row_is_complete(name):
     # Control flow's reference is Python itself (tests/test_lax.py), debug printing's is
     # print (tests/test_debug.py); every other op has a NumPy reference and is pure.
     assert callable(op.reference) or op.variadic_results
-    assert Trait.PURE in op.traits or op.has(Trait.SIDE_EFFECTS)
-    assert lower_to_linalg.lowering_for(op) is not None
+    assert Trait.PURE in op.traits or op.has(Trait.SIDE_EFFECTS) or op.has(Trait.TERMINATOR)
+    if op.has(Trait.TERMINATOR):  # lowered by the op whose region it ends
+        assert not op.has(Trait.PURE)
+    else:
+        assert lower_to_linalg.lowering_for(op) is not None
+    if op.regions:
+        assert op.has(Trait.CONTROL_FLOW) and op.region_types is not None
     if op.has(Trait.ELEMENTWISE) or op.has(Trait.REDUCTION):
         assert op.scalar is not None, "elementwise and reductions carry their scalar body"
     if op.has(Trait.REDUCTION):

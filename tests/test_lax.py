@@ -87,6 +87,29 @@ def test_loops_compile_to_scf_not_unrolled():
     assert_close(f(np.ones(2, np.float32)), np.full(2, 101, np.float32))
 
 
+def test_control_flow_ops_carry_regions():
+    """ember.if / ember.case / ember.while hold their bodies as regions ending in ember.yield;
+    closed-over values are used inside the region directly, and work there stays there."""
+    def f(i, x):
+        y = x * 3.0
+        branches = [lambda v: v + y, lambda v: v * 10.0, lambda v: -v]
+        z = lax.switch(i, branches, x)
+        return lax.cond(i > 1, lambda v: jnp.exp(v), lambda v: v - y, z)
+
+    lowered = ember.jit(f).lower(1, np.ones(2, np.float32))
+    text = lowered.as_text("ember")
+    assert text.count('"ember.case"') == 1 and text.count('"ember.if"') == 1
+    assert text.count('"ember.yield"') == 5 and "func.func private" not in text
+    case = text[text.index('"ember.case"'):]
+    assert case.index('"ember.exp"') > case.index('"ember.if"')  # exp inside the if's region
+    linalg = lowered.as_text("linalg")
+    assert linalg.count("scf.if") == 3 and '"ember.' not in linalg
+    x = np.arange(2, dtype=np.float32)
+    for i in range(-1, 4):
+        z = [x + 3 * x, x * 10, -x][min(max(i, 0), 2)]
+        assert_close(ember.jit(f)(i, x), np.exp(z) if i > 1 else z - 3 * x)
+
+
 def test_concrete_control_flow_runs_eagerly():
     assert lax.cond(True, lambda v: v + 1, lambda v: v - 1, 1) == 2
     assert lax.fori_loop(0, 4, lambda i, v: v + i, 0) == 6

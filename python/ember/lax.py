@@ -1,8 +1,9 @@
 """Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`.
 
-Under a trace, each branch or loop body is traced once into a private function of the module
-and called by an `ember.cond` / `ember.while` op (lowered to `scf.if` / `scf.while`); values
-it closes over become extra operands. Outside a trace they run as plain Python.
+Under a trace, each branch or loop body is traced once into a region of an `ember.if` /
+`ember.case` / `ember.while` op (lowered to `scf.if` / `scf.index_switch` / `scf.while`);
+regions see the enclosing function's values, so closures need nothing special. Outside a
+trace they run as plain Python.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from ember import numpy as enp
 from ember import tree_util
-from ember._src.core import Trace, bind, current_trace
+from ember._src.core import Regions, bind, current_trace
 from ember.dialect import ops
 from ember.dialect.types import ShapedArray
 
@@ -28,22 +29,45 @@ def _describe(tree: Any, avals: list[ShapedArray]) -> str:
     return str(tree_util.tree_unflatten(tree, [a.str_short() for a in avals]))
 
 
-def _trace_function(fun: Callable, what: str, tree: Any, avals: list[ShapedArray],
-                    parent: Trace, splat: bool = False) -> tuple[Trace, Any, list[ShapedArray]]:
-    """Trace `fun` on abstract arguments into a private function of the parent's module;
-    with `splat`, the argument tree is a tuple of positional arguments."""
-    name = getattr(fun, "__name__", what)
-    names = [f"{what} argument {i}" for i in range(len(avals))]
-    with Trace(name, _where(fun), avals, names, parent=parent) as trace:
-        args = tree_util.tree_unflatten(tree, trace.args)
-        out = fun(*args) if splat else fun(args)
+def _trace_region(regions: Regions, i: int, fun: Callable, what: str, tree: Any = None,
+                  avals: Sequence[ShapedArray] = (), call: Callable | None = None
+                  ) -> tuple[Any, list[ShapedArray]]:
+    """Trace `fun` into region `i`: on fresh arguments of `avals` (a loop carry, unflattened
+    with `tree`), or through `call()` (a branch, which sees the enclosing values)."""
+    names = [f"{what} argument {j}" for j in range(len(avals))]
+    with regions.trace(i, getattr(fun, "__name__", what), _where(fun), avals, names) as trace:
+        out = call() if call is not None else fun(tree_util.tree_unflatten(tree, trace.args))
         leaves, out_tree = tree_util.tree_flatten(out)
         out_avals = trace.finish(leaves)
-    return trace, out_tree, out_avals
+    return out_tree, out_avals
 
 
 def _same_types(a: list[ShapedArray], b: list[ShapedArray]) -> bool:
     return [(x.shape, x.dtype) for x in a] == [(y.shape, y.dtype) for y in b]
+
+
+def _branches(op, selector: Any, branches: Sequence[Callable], operands: tuple,
+              requirement: str, labels: Sequence[str]) -> Any:
+    """Trace every branch into a region of `op` (ember.if or ember.case); all must agree."""
+    regions = Regions(current_trace(), len(branches))
+    try:
+        traced = [_trace_region(regions, i, fun, labels[i], call=lambda f=fun: f(*operands))
+                  for i, fun in enumerate(branches)]
+        tree0, avals0 = traced[0]
+        for i, (tree, avals) in enumerate(traced[1:], start=1):
+            if tree != tree0 or not _same_types(avals, avals0):
+                raise TypeError(
+                    f"{requirement} to return the same pytree of shapes and dtypes, got "
+                    f"{labels[0]}: {_describe(tree0, avals0)} and {labels[i]}: "
+                    f"{_describe(tree, avals)}")
+        if not avals0:
+            raise TypeError(f"{requirement} to return at least one array")
+        results = tuple(ShapedArray(a.shape, a.dtype, all(t[1][j].weak_type for t in traced))
+                        for j, a in enumerate(avals0))
+        outs = bind(op, selector, regions=regions, results=results)
+    finally:
+        regions.discard()
+    return tree_util.tree_unflatten(tree0, outs)
 
 
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
@@ -54,27 +78,26 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> 
     if pred.shape != () or pred.dtype.kind not in "biu":
         raise TypeError(f"cond requires a scalar bool or integer predicate, got "
                         f"{pred.aval.str_short()}")
-    leaves, tree = tree_util.tree_flatten(operands)
-    leaves = [enp.asarray(x) for x in leaves]
-    avals = [x.aval for x in leaves]
-    parent = current_trace()
-    false_t, false_tree, false_avals = _trace_function(false_fun, "false_fun", tree, avals,
-                                                       parent, splat=True)
-    true_t, true_tree, true_avals = _trace_function(true_fun, "true_fun", tree, avals, parent,
-                                                    splat=True)
-    if true_tree != false_tree or not _same_types(true_avals, false_avals):
-        raise TypeError(
-            f"cond requires true_fun and false_fun to return the same pytree of shapes and "
-            f"dtypes, got true_fun: {_describe(true_tree, true_avals)} and false_fun: "
-            f"{_describe(false_tree, false_avals)}")
-    if not true_avals:
-        raise TypeError("cond requires branches that return at least one array")
-    results = tuple(ShapedArray(t.shape, t.dtype, t.weak_type and f.weak_type)
-                    for t, f in zip(true_avals, false_avals, strict=True))
-    outs = bind(ops.COND, pred, *leaves, *false_t.captures, *true_t.captures,
-                branches=(false_t.symbol, true_t.symbol),
-                captures=(len(false_t.captures), len(true_t.captures)), results=results)
-    return tree_util.tree_unflatten(true_tree, outs)
+    return _branches(ops.IF, pred, (true_fun, false_fun), operands,
+                     "cond requires true_fun and false_fun", ("true_fun", "false_fun"))
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+    """`branches[index](*operands)`, with `index` clamped to the valid range (as JAX does)."""
+    if not branches:
+        raise ValueError("switch requires at least one branch, got none")
+    if current_trace() is None:
+        i = min(max(int(np.asarray(index)), 0), len(branches) - 1)
+        return branches[i](*operands)
+    index = enp.asarray(index)
+    if index.shape != () or index.dtype.kind not in "iu":
+        raise TypeError(f"switch requires a scalar integer index, got {index.aval.str_short()}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = enp.minimum(enp.maximum(index, 0), len(branches) - 1).astype(np.int32)
+    return _branches(ops.CASE, index, tuple(branches), operands,
+                     "switch requires every branch",
+                     [f"branches[{i}]" for i in range(len(branches))])
 
 
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
@@ -87,20 +110,22 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     leaves, tree = tree_util.tree_flatten(init_val)
     leaves = [enp.asarray(x) for x in leaves]
     avals = [x.aval for x in leaves]
-    parent = current_trace()
-    cond_t, _, cond_avals = _trace_function(cond_fun, "cond_fun", tree, avals, parent)
-    if len(cond_avals) != 1 or cond_avals[0].shape != () or cond_avals[0].dtype != np.bool_:
-        raise TypeError(f"while_loop requires cond_fun to return a boolean scalar, got "
-                        f"{[a.str_short() for a in cond_avals]}")
-    body_t, body_tree, body_avals = _trace_function(body_fun, "body_fun", tree, avals, parent)
-    if body_tree != tree or not _same_types(body_avals, avals):
-        raise TypeError(
-            f"while_loop requires body_fun to return the carry's pytree of shapes and dtypes, "
-            f"got carry {_describe(tree, avals)} but body_fun returned "
-            f"{_describe(body_tree, body_avals)}")
-    outs = bind(ops.WHILE, *leaves, *cond_t.captures, *body_t.captures,
-                functions=(cond_t.symbol, body_t.symbol),
-                captures=(len(cond_t.captures), len(body_t.captures)), results=tuple(avals))
+    regions = Regions(current_trace(), 2)
+    try:
+        _, cond_avals = _trace_region(regions, 0, cond_fun, "cond_fun", tree, avals)
+        if len(cond_avals) != 1 or cond_avals[0].shape != () or \
+                cond_avals[0].dtype != np.bool_:
+            raise TypeError(f"while_loop requires cond_fun to return a boolean scalar, got "
+                            f"{[a.str_short() for a in cond_avals]}")
+        body_tree, body_avals = _trace_region(regions, 1, body_fun, "body_fun", tree, avals)
+        if body_tree != tree or not _same_types(body_avals, avals):
+            raise TypeError(
+                f"while_loop requires body_fun to return the carry's pytree of shapes and "
+                f"dtypes, got carry {_describe(tree, avals)} but body_fun returned "
+                f"{_describe(body_tree, body_avals)}")
+        outs = bind(ops.WHILE, *leaves, regions=regions, results=tuple(avals))
+    finally:
+        regions.discard()
     return tree_util.tree_unflatten(tree, outs)
 
 
@@ -124,23 +149,6 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
         return i + 1, stop, body_fun(i, val)
 
     return while_loop(keep_going, step, (lower, upper, init_val))[2]
-
-
-def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
-    """`branches[index](*operands)`, with `index` clamped to the valid range (as JAX does)."""
-    if not branches:
-        raise ValueError("switch requires at least one branch, got none")
-    if current_trace() is None:
-        i = min(max(int(np.asarray(index)), 0), len(branches) - 1)
-        return branches[i](*operands)
-    if len(branches) == 1:
-        return branches[0](*operands)
-    index = enp.minimum(enp.maximum(enp.asarray(index), 0), len(branches) - 1)
-
-    def rest(*ops: Any) -> Any:  # branches[1:], selected by index - 1
-        return switch(index - 1, branches[1:], *ops)
-
-    return cond(index == 0, branches[0], rest, *operands)
 
 
 def _leading_length(xs_leaves: list[Any], length: int | None) -> int:
@@ -197,11 +205,15 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
 
 
 def _scan_output_types(f, carry_tree, carry_avals, xs_tree, x_avals):
-    """The ys' types, from tracing `f` once (the probe function is dropped as dead code)."""
+    """The ys' types, from tracing `f` once into a region that is then thrown away."""
     in_tree = tree_util.tree_structure((tree_util.tree_unflatten(carry_tree, carry_avals),
                                         tree_util.tree_unflatten(xs_tree, x_avals)))
-    _, out_tree, out_avals = _trace_function(f, "f", in_tree, carry_avals + x_avals,
-                                             current_trace(), splat=True)
+    probe = Regions(current_trace(), 1)
+    try:
+        out_tree, out_avals = _trace_region(probe, 0, lambda args: f(*args), "f", in_tree,
+                                            carry_avals + x_avals)
+    finally:
+        probe.discard()
     carry_out, y_out = tree_util.tree_unflatten(out_tree, out_avals)
     carry_out_leaves, carry_out_tree = tree_util.tree_flatten(carry_out)
     if carry_out_tree != carry_tree or not _same_types(carry_out_leaves, carry_avals):

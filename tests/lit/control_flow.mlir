@@ -1,43 +1,89 @@
-// RUN: ember-opt %s --ember-lower-to-linalg | filecheck %s
-// RUN: ember-opt %s --ember-lower-to-linalg -p inline,symbol-dce | filecheck %s --check-prefix=INLINED
+// RUN: ember-opt %s --verify-ember --ember-canonicalize --ember-lower-to-linalg | filecheck %s
 
-// ember.cond calls its branches from the regions of an scf.if: branches[1] when true.
-// CHECK-LABEL: func.func private @on_false
-// CHECK-LABEL: func.func @main
+// ember.if holds both branches as regions; a closed-over value (%y) is used directly.
+// CHECK-LABEL: func.func @branches
 // CHECK: %[[P:.*]] = tensor.extract %arg0[] : tensor<i1>
-// CHECK: scf.if %[[P]] -> (tensor<3xf32>)
-// CHECK: func.call @on_true(%arg1, %arg2)
+// CHECK: scf.if %[[P]] -> (tensor<3xf32>) {
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: scf.yield
 // CHECK: } else {
-// CHECK: func.call @on_false(%arg1)
-// ember.while calls cond and body from an scf.while.
-// CHECK: scf.while
-// CHECK: func.call @keep_going
-// CHECK: scf.condition
-// CHECK: } do {
-// CHECK: func.call @step
-// INLINED-NOT: func.call
-// INLINED-NOT: @on_true
-// INLINED: scf.if
-// INLINED: scf.while
-func.func private @on_false(%x: tensor<3xf32>) -> tensor<3xf32> {
-  return %x : tensor<3xf32>
-}
-func.func private @on_true(%x: tensor<3xf32>, %captured: tensor<3xf32>) -> tensor<3xf32> {
-  %0 = "ember.add"(%x, %captured) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: scf.yield %arg1
+func.func @branches(%p: tensor<i1>, %x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "ember.if"(%p) ({
+    %1 = "ember.add"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    "ember.yield"(%1) : (tensor<3xf32>) -> ()
+  }, {
+    "ember.yield"(%x) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
-func.func private @keep_going(%i: tensor<i32>) -> tensor<i1> {
-  %ten = "ember.constant"() {value = dense<10> : tensor<i32>} : () -> tensor<i32>
-  %0 = "ember.compare"(%i, %ten) {direction = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
-  return %0 : tensor<i1>
+
+// ember.case: a chain of scf.if on index == i, the last branch as the fallback.
+// CHECK-LABEL: func.func @cases
+// CHECK: arith.cmpi eq
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: arith.cmpi eq
+// CHECK: scf.if
+func.func @cases(%i: tensor<i32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "ember.case"(%i) ({
+    "ember.yield"(%x) : (tensor<3xf32>) -> ()
+  }, {
+    %1 = "ember.neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    "ember.yield"(%1) : (tensor<3xf32>) -> ()
+  }, {
+    %2 = "ember.exp"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    "ember.yield"(%2) : (tensor<3xf32>) -> ()
+  }) : (tensor<i32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
 }
-func.func private @step(%i: tensor<i32>) -> tensor<i32> {
-  %one = "ember.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
-  %0 = "ember.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+
+// ember.while: cond and body regions take the carries; one scf.while, not an unrolled body.
+// CHECK-LABEL: func.func @loop
+// CHECK: scf.while (%[[W:.*]] = %arg0) : (tensor<i32>) -> tensor<i32> {
+// CHECK: arith.cmpi slt
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: arith.addi
+// CHECK: scf.yield
+// CHECK-NOT: scf.while
+func.func @loop(%n: tensor<i32>) -> tensor<i32> {
+  %0 = "ember.while"(%n) ({
+  ^bb0(%i: tensor<i32>):
+    %ten = "ember.constant"() {value = dense<10> : tensor<i32>} : () -> tensor<i32>
+    %c = "ember.compare"(%i, %ten) {direction = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "ember.yield"(%c) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%i: tensor<i32>):
+    %one = "ember.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %next = "ember.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    "ember.yield"(%next) : (tensor<i32>) -> ()
+  }) : (tensor<i32>) -> tensor<i32>
   return %0 : tensor<i32>
 }
-func.func @main(%p: tensor<i1>, %x: tensor<3xf32>, %y: tensor<3xf32>, %n: tensor<i32>) -> (tensor<3xf32>, tensor<i32>) {
-  %0 = "ember.cond"(%p, %x, %y) {branches = [@on_false, @on_true], captures = array<i64: 0, 1>} : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-  %1 = "ember.while"(%n) {functions = [@keep_going, @step], captures = array<i64: 0, 0>} : (tensor<i32>) -> tensor<i32>
-  return %0, %1 : tensor<3xf32>, tensor<i32>
+
+// Unused results: the if goes, unless a region prints.
+// CHECK-LABEL: func.func @dead
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @dead(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "ember.if"(%p) ({
+    "ember.yield"(%x) : (tensor<3xf32>) -> ()
+  }, {
+    "ember.yield"(%x) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<3xf32>
+  return %x : tensor<3xf32>
+}
+// CHECK-LABEL: func.func @printing
+// CHECK: scf.if
+// CHECK: flow.tensor.trace "k"
+func.func @printing(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "ember.if"(%p) ({
+    "ember.debug_print"(%x) {key = "k"} : (tensor<3xf32>) -> ()
+    "ember.yield"(%x) : (tensor<3xf32>) -> ()
+  }, {
+    "ember.yield"(%x) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<3xf32>
+  return %x : tensor<3xf32>
 }

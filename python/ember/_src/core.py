@@ -45,12 +45,13 @@ def current_trace() -> Trace | None:
 
 
 class Trace:
-    """One function being traced: `main` of a new ember module, or (with a parent) a private
-    function of the parent's module, such as a branch of `cond` or the body of a loop."""
+    """One function being traced: `main` of a new ember module, or (with a parent) the body
+    of a region of a control-flow op, such as a branch of `cond` or a loop body. Regions see
+    the values of the traces around them directly, as MLIR regions do."""
 
     def __init__(self, fun_name: str, fun_location: str, in_avals: Sequence[ShapedArray],
                  arg_names: Sequence[str], fixes: Callable[[str], str] | None = None,
-                 parent: Trace | None = None):
+                 parent: Trace | None = None, block: mlir.Block | None = None):
         self.fun_name = fun_name
         self.fun_location = fun_location
         self.fixes = fixes or (parent.fixes if parent else (lambda name: ""))
@@ -60,35 +61,23 @@ class Trace:
         # the trace (stored in a global, a closure, a list...).
         self.all_tracers: list[weakref.ref] | None = (
             [] if config.read("ember_check_tracer_leaks") else None)
-        self.captures: list[Tracer] = []  # the enclosing traces' values this function uses
         with eir.LOCK, eir.context(), mlir.Location.unknown():
             in_types = [eir.tensor_type(a) for a in in_avals]
             if parent is None:
                 self.module = mlir.Module.create()
                 self.module.operation.attributes["sym_name"] = mlir.StringAttr.get(
                     _symbol(fun_name))
-                self.symbol = "main"
+                with mlir.InsertionPoint(self.module.body):
+                    self.func = func_d.FuncOp("main", mlir.FunctionType.get(in_types, []))
+                self.block = self.func.add_entry_block()
             else:
-                self.module = parent.module
-                self.symbol = parent.root.fresh_symbol(fun_name)
-            with mlir.InsertionPoint(self.module.body):
-                self.func = func_d.FuncOp(self.symbol, mlir.FunctionType.get(in_types, []))
-            if parent is not None:
-                self.func.attributes["sym_visibility"] = mlir.StringAttr.get("private")
-            self.block = self.func.add_entry_block()
+                self.module, self.func, self.block = parent.module, None, block
+                for t in in_types:
+                    block.add_argument(t, mlir.Location.unknown())
         self.args = [Tracer(self, aval, value, frozenset({name}))
                      for aval, value, name in zip(in_avals, self.block.arguments, arg_names,
                                                   strict=True)]
         self.constants: dict[int, Tracer] = {}
-        self._symbols = 0
-
-    @property
-    def root(self) -> Trace:
-        return self if self.parent is None else self.parent.root
-
-    def fresh_symbol(self, base: str) -> str:
-        self._symbols += 1
-        return f"{_symbol(base).removeprefix('jit_')}_{self._symbols}"
 
     def _enclosing(self, trace: Trace) -> bool:
         t = self.parent
@@ -98,14 +87,6 @@ class Trace:
             t = t.parent
         return False
 
-    def _capture(self, x: Tracer) -> Tracer:
-        """A value of an enclosing trace, passed in as an extra argument (closure
-        conversion: functions in MLIR see nothing from outside)."""
-        with eir.LOCK, eir.context():
-            arg = self.block.add_argument(x.value.type, mlir.Location.unknown())
-        self.captures.append(x)
-        return Tracer(self, x.aval, arg, x.origin)
-
     def __enter__(self) -> Trace:
         _stack().append(self)
         return self
@@ -114,12 +95,17 @@ class Trace:
         _stack().pop()
         self.alive = False
 
-    def emit(self, op: OpDef, operands: Sequence[Any], params: dict) -> Any:
-        """Append `op`; its Tracer, or a list of them for ops with variadic results."""
+    def emit(self, op: OpDef, operands: Sequence[Any], params: dict,
+             regions: Regions | None = None) -> Any:
+        """Append `op`; its Tracer, or a list of them for ops with variadic results. An op
+        with regions takes the blocks traced into `regions`."""
         tracers = [self.lift(x) for x in operands]
         inferred = op.infer(*(t.aval for t in tracers), **params)
         with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(self.block):
-            operation = eir.build(op, [t.value for t in tracers], params, inferred)
+            operation = eir.build(op, [t.value for t in tracers], params, inferred,
+                                  regions=regions.count if regions else 0)
+            if regions is not None:
+                regions.move_into(operation)
         origin = frozenset().union(*(t.origin for t in tracers))
         outs = [Tracer(self, aval, value, origin)
                 for aval, value in zip(eir.results_of(inferred), operation.results, strict=True)]
@@ -139,8 +125,8 @@ class Trace:
         cached = self.constants.get(id(x))
         if cached is not None and cached._source is x:
             return cached
-        if isinstance(x, Tracer):
-            tracer = self._capture(x)
+        if isinstance(x, Tracer):  # an enclosing trace's value: visible in this region
+            tracer = Tracer(self, x.aval, x.value, x.origin)
             tracer._source = x
             self.constants[id(x)] = tracer
             return tracer
@@ -162,6 +148,9 @@ class Trace:
         tracers = [self.lift(x) for x in outputs]
         with eir.LOCK, eir.context(), mlir.Location.unknown():
             with mlir.InsertionPoint(self.block):
+                if self.func is None:  # a region: ember.yield
+                    eir.build(ops.YIELD, [t.value for t in tracers], {}, ())
+                    return [t.aval for t in tracers]
                 func_d.ReturnOp([t.value for t in tracers])
             in_types = [a.type for a in self.block.arguments]
             self.func.attributes["function_type"] = mlir.TypeAttr.get(
@@ -175,7 +164,7 @@ class Trace:
         """After tracing: raise if a tracer of this trace is still referenced."""
         if self.all_tracers is None:
             return
-        self.args, self.constants, self.captures = [], {}, []
+        self.args, self.constants = [], {}
         gc.collect()
         leaked = [t for t in (ref() for ref in self.all_tracers) if t is not None]
         if leaked:
@@ -184,6 +173,36 @@ class Trace:
                 f"Leaked {len(leaked)} tracer(s) while tracing {self.describe()}: they are "
                 f"still referenced after tracing ended (a global, a closure or a list kept "
                 f"them). Return values from the traced function instead.\n{where}")
+
+
+class Regions:
+    """The regions of a control-flow op being traced. Its result types are known only once its
+    regions are traced, so their blocks are first held by a placeholder op, then moved into
+    the op when it is emitted (`Trace.emit(..., regions=)`)."""
+
+    def __init__(self, trace: Trace, count: int):
+        self.parent, self.count = trace, count
+        with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(trace.block):
+            self._holder = mlir.Operation.create("ember.regions", regions=count)
+
+    def trace(self, i: int, fun_name: str, fun_location: str, in_avals: Sequence[ShapedArray],
+              arg_names: Sequence[str]) -> Trace:
+        """A trace for the body of region `i`, with arguments of `in_avals`."""
+        with eir.LOCK, eir.context():
+            block = mlir.Block.create_at_start(self._holder.regions[i], [])
+        return Trace(fun_name, fun_location, in_avals, arg_names, parent=self.parent,
+                     block=block)
+
+    def move_into(self, operation: mlir.Operation) -> None:
+        for source, target in zip(self._holder.regions, operation.regions, strict=True):
+            source.blocks[0].append_to(target)
+        self.discard()
+
+    def discard(self) -> None:
+        if self._holder is not None:
+            with eir.LOCK:
+                self._holder.erase()
+            self._holder = None
 
 
 def _symbol(name: str) -> str:
@@ -267,23 +286,14 @@ class Tracer:
 
 # ----------------------------------------------------------------------------- binding
 
-def bind(op: OpDef, *operands: Any, **params: Any) -> Any:
-    trace = None
+def bind(op: OpDef, *operands: Any, regions: Regions | None = None, **params: Any) -> Any:
     for x in operands:
         if isinstance(x, Tracer):
             check_alive(x)
-            if trace is None or _depth(x.trace) > _depth(trace):
-                trace = x.trace
-    if trace is None:
-        trace = current_trace()
+    trace = current_trace()
     if trace is not None:
-        return trace.emit(op, operands, params)
+        return trace.emit(op, operands, params, regions)
     return _eager(op, [as_array(x) for x in operands], params)
-
-
-def _depth(trace: Trace) -> int:
-    stack = _stack()
-    return stack.index(trace) if trace in stack else -1
 
 
 def constant(value: np.ndarray, weak: bool = False) -> Any:
