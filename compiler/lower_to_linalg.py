@@ -20,6 +20,7 @@ from ember.dialect import ops
 from ember.dialect.ops import OpDef, Trait
 from ember.dialect.types import ShapedArray, kind, signless_element_type
 
+from .bufferize import decisions
 from .walk import body, functions
 
 _UNSIGNED = re.compile(r"\bui(8|16|32|64)\b|(?<=x)ui(8|16|32|64)\b")
@@ -458,8 +459,10 @@ def _lower_function(func: mlir.Operation) -> str:
     lower_block(em, block)
     name = mlir.StringAttr(func.attributes["sym_name"]).value
     ftype = mlir.TypeAttr(func.attributes["function_type"]).value
-    fargs = ", ".join(f"%arg{i}: {signless(str(t))}"
-                      for i, t in enumerate(mlir.FunctionType(ftype).inputs))
+    tied = {i: k for i, k in decisions(func).items() if isinstance(k, int)}
+    fargs = ", ".join(f"%arg{i}: {signless(str(t))}" + (
+        f" {{iree.abi.output = {tied[i]} : index}}" if i in tied else "")
+        for i, t in enumerate(mlir.FunctionType(ftype).inputs))
     results = ", ".join(signless(str(t)) for t in mlir.FunctionType(ftype).results)
     private = "private " if "sym_visibility" in func.attributes else ""
     header = f"func.func {private}@{name}({fargs}) -> ({results}) {{"

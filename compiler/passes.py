@@ -10,6 +10,7 @@ from iree.compiler import passmanager
 
 from ember.dialect import ir as eir
 
+from .bufferize import Bufferize
 from .canonicalize import Canonicalize
 from .lower_to_linalg import LowerToLinalg
 
@@ -21,7 +22,7 @@ class Pass(Protocol):
     def run(self, module: mlir.Operation) -> None: ...
 
 
-REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LowerToLinalg())}
+REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), Bufferize(), LowerToLinalg())}
 
 
 def as_callable(p: Pass):

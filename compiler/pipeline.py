@@ -13,18 +13,24 @@ from iree.compiler import version as iree_version
 
 from ember.dialect import ir as eir
 
-from . import iree_driver, passes
+from . import bufferize, iree_driver, passes
 from .disk_cache import CacheKey
 from .errors import CompileError
 
 PHASES = ("ember", "linalg", "vmfb")
-EMBER_PASSES = ("ember-canonicalize",)
+EMBER_PASSES = ("ember-canonicalize", "ember-bufferize")
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 
-def optimize(module: mlir.Module) -> None:
-    """The ember phase: Ember's own passes over ember ops."""
+def optimize(module: mlir.Module) -> dict[int, int | str]:
+    """The ember phase: Ember's own passes over ember ops. Returns ember-bufferize's
+    decisions for the entry function's donated arguments (result index, or why none)."""
     passes.run(module, EMBER_PASSES)
+    with eir.LOCK, module.context:
+        entry = next(op.operation for op in module.body.operations
+                     if op.operation.name == "func.func"
+                     and "sym_visibility" not in op.operation.attributes)
+        return bufferize.decisions(entry)
 
 
 def lower(module: mlir.Module, export: str = "main",

@@ -52,7 +52,7 @@ class Array:
     """A device-resident array, and a future: `shape`/`dtype` never wait; reading values
     does. `_fence` is the work that produces it (None once known complete)."""
 
-    __slots__ = ("aval", "_buffer", "device", "_fence", "_producer", "__weakref__")
+    __slots__ = ("aval", "_buffer", "device", "_fence", "_producer", "_invalid", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, aval: ShapedArray, buffer: rt.HalBufferView, device: _device.Device,
@@ -62,6 +62,7 @@ class Array:
         self.device = device
         self._fence = fence
         self._producer = producer
+        self._invalid: str | None = None  # why this array may no longer be used (donation)
 
     # -- metadata, no waiting
     @property
@@ -89,9 +90,23 @@ class Array:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    # -- lifetime
+    def is_deleted(self) -> bool:
+        return self._invalid is not None
+
+    def _invalidate(self, why: str) -> None:
+        self._buffer, self._invalid = None, why
+
+    def _check_valid(self) -> None:
+        if self._invalid is not None:
+            raise RuntimeError(f"Array {self.aval.str_short()} is no longer valid: {self._invalid}"
+                               f". A donated array must not be used after the call; keep a "
+                               f"copy, or do not donate it.")
+
     # -- values
     def block_until_ready(self) -> Array:
         """Wait for the work producing this array; a device failure raises here."""
+        self._check_valid()
         fence = self._fence
         if fence is not None:
             try:
@@ -111,7 +126,7 @@ class Array:
         return out.copy() if copy else out
 
     def _to_numpy(self) -> np.ndarray:
-        self.block_until_ready()
+        self.block_until_ready()  # raises for a donated array
         if self.size == 0:
             return np.zeros(self.shape, self.dtype)
         buffer = self._buffer.get_buffer()

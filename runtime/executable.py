@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Sequence
 
 import iree.runtime as rt
@@ -37,7 +38,8 @@ class Executable:
     """
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_invoke",
-                 "_function", "_n_in", "_n_out", "_hal", "_lock", "_outs")
+                 "_function", "_n_in", "_n_out", "_hal", "_lock", "_outs", "_last",
+                 "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], name: str = ""):
@@ -57,6 +59,9 @@ class Executable:
         self._lock = threading.Lock()  # a VM context runs one invocation at a time
         # `call(args) -> [Array]`, the dispatch fast path, bound once to the right ABI.
         self.call = self._call_async if self.parallel else self._call_inline
+        self._last: rt.HalFence | None = None  # the latest call's completion
+        if self.parallel:
+            _PARALLEL.add(self)
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         return self.call(args)
@@ -65,12 +70,15 @@ class Executable:
         inputs = _VariantList(self._n_in + 2)
         pending = [a._fence for a in args if a._fence is not None]
         for a in args:
+            if a._buffer is None:
+                a._check_valid()  # donated earlier: raises
             inputs.push_ref(a._buffer)
         inputs.push_ref(_READY if not pending else
                         pending[0] if len(pending) == 1 else _Fence.join(pending))
         # Calls may finish out of order: each signals a semaphore of its own.
         signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
         inputs.push_ref(signal)
+        self._last = signal
         outputs = _VariantList(self._n_out)
         try:
             with self._lock:
@@ -85,8 +93,8 @@ class Executable:
         worker threads are waited for first."""
         inputs = _VariantList(self._n_in)
         for a in args:
-            if a._fence is not None:
-                a.block_until_ready()
+            if a._fence is not None or a._buffer is None:
+                a.block_until_ready()  # a donated array raises
             inputs.push_ref(a._buffer)
         outputs = _VariantList(self._n_out)
         try:
@@ -99,6 +107,17 @@ class Executable:
 
     def _failed(self, error: Exception) -> RuntimeError:
         return RuntimeError(f"{self.name} failed on {self.device}: {error}")
+
+
+_PARALLEL: weakref.WeakSet[Executable] = weakref.WeakSet()
+
+
+def wait_for_readers() -> None:
+    """Wait for every call still running on worker threads. Before a call that writes into
+    a donated buffer: an earlier call may still be reading it (readers are not tracked)."""
+    for exe in list(_PARALLEL):
+        if exe._last is not None:
+            exe._last.wait()
 
 
 _VariantList, _BufferView, _Fence = rt.VmVariantList, rt.HalBufferView, rt.HalFence

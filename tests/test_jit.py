@@ -252,17 +252,6 @@ def test_method_strategy_3_pytree_detects_mutation():
     assert int(c.calc(3)) == 6
 
 
-# -- donation (aliasing arrives with the bufferization pass)
-
-
-def test_donation_that_cannot_be_used_warns():
-    f = ember.jit(lambda x, y: x + y, donate_argnums=(1,))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        f(np.ones(2, np.float32), np.ones(2, np.float32))
-    assert any("Some donated buffers were not usable" in str(w.message) for w in caught)
-
-
 # -- errors from the compiler
 
 

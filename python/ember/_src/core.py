@@ -337,16 +337,18 @@ def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
     with Trace(op.name, "<eager>", avals, names) as trace:
         out = trace.emit(op, trace.args, params)
     out_avals = trace.finish([out])
-    vmfb = compilation.to_vmfb(lower_module(trace.module), op.name, avals, out_avals,
+    vmfb = compilation.to_vmfb(lower_module(trace.module)[0], op.name, avals, out_avals,
                                event="eager_compile")
     return Executable(vmfb, device, avals, out_avals, name=op.name)
 
 
 def lower_module(module: mlir.Module, export: str = "main",
-                 reflection: dict[str, str] | None = None) -> dict[str, str]:
-    """Run the IR phases in place; returns the text after each."""
-    pipeline.optimize(module)
+                 reflection: dict[str, str] | None = None
+                 ) -> tuple[dict[str, str], dict[int, int | str]]:
+    """Run the IR phases in place; returns the text after each, and the donation decisions
+    (donated argument -> the result written into it, or why none)."""
+    decisions = pipeline.optimize(module)
     texts = {"ember": str(module)}
     pipeline.lower(module, export, reflection)
     texts["linalg"] = str(module)
-    return texts
+    return texts, decisions

@@ -21,9 +21,11 @@ import optree
 from ember import config, errors, tree_util
 from ember.compiler import pipeline
 from ember.dialect.types import ShapedArray
+from ember.compiler import bufferize
 from ember.runtime import Array, Executable, put
+from ember.runtime.executable import wait_for_readers
 
-from . import aot, compilation, dtypes, events
+from . import aot, compilation, donation, dtypes, events
 from .core import _EAGER, Trace, Tracer, check_alive, current_trace, lower_module
 from .signature import CacheKey, explain
 
@@ -89,8 +91,9 @@ class JitFunction:
         self._signature = _signature(fun)
         self.static_argnums, self.static_argnames = _static_args(
             fun, self._signature, static_argnums, static_argnames)
-        self.donate_argnums = tuple(_as_tuple(donate_argnums))
-        self.donate_argnames = tuple(_as_tuple(donate_argnames))
+        self.donate_argnums, self.donate_argnames = donation.normalize(
+            _fun_name(fun), self._signature, _as_tuple(donate_argnums),
+            _as_tuple(donate_argnames))
         if device is not None:
             try:
                 compilation.target_for((), (), device)
@@ -103,8 +106,10 @@ class JitFunction:
         self._events = ("eager_trace", "eager_compile") if eager else ("trace", "compile")
         self._cache = _cache_for(fun, (self.static_argnums, self.static_argnames,
                                        self.donate_argnums, self.donate_argnames, device))
-        # Calls with only positional arrays can skip pytree flattening (no statics to split).
-        self._flat_ok = not (self.static_argnums or self.static_argnames)
+        # Calls with only positional arrays can skip pytree flattening (no statics to split,
+        # no donations to honor).
+        self._flat_ok = not (self.static_argnums or self.static_argnames or
+                             self.donate_argnums or self.donate_argnames)
 
     def __repr__(self) -> str:
         return f"<ember.jit of {_fun_name(self.fun)}>"
@@ -159,7 +164,7 @@ class JitFunction:
             with _INFLIGHT_LOCK:
                 del _INFLIGHT[slot]
             pending.done.set()
-        self._warn_donation()
+        compiled.warn_unusable_donations()
         return compiled
 
     def _explain_miss(self, key: CacheKey, args: tuple, kwargs: dict) -> None:
@@ -256,12 +261,6 @@ class JitFunction:
                 f"static_argnames=['{name}']) (it then recompiles for each value), or express "
                 f"the branch with ember.numpy.where / ember.lax.cond / ember.lax.while_loop.")
 
-    def _warn_donation(self) -> None:
-        if self.donate_argnums or self.donate_argnames:
-            warnings.warn("Some donated buffers were not usable: ember does not alias donated "
-                          "buffers yet; the inputs stay valid and outputs get new buffers.",
-                          UserWarning, stacklevel=3)
-
     # -- staged API
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         key, _ = self._key(args, kwargs)
@@ -287,7 +286,18 @@ class JitFunction:
             out_avals = trace.finish(out_leaves)
         del tracers, full_args, full_kwargs, out, out_leaves  # only leaks may hold tracers now
         trace.check_leaks()
-        return Traced(self, key, trace, out_tree, out_avals)
+        donated = self._donated_leaves(args, kwargs)
+        if any(donated):
+            bufferize.mark_donated(trace.func.operation, list(donated))
+        return Traced(self, key, trace, out_tree, out_avals, donated, names)
+
+    def _donated_leaves(self, args: tuple, kwargs: dict) -> tuple[bool, ...]:
+        if not (self.donate_argnums or self.donate_argnames):
+            return ()
+        statics = {i if i >= 0 else i + len(args) for i in self.static_argnums}
+        kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return donation.leaf_mask(args, kwargs, statics, self.donate_argnums,
+                                  self.donate_argnames)
 
 
 def _signature(fun: Callable) -> inspect.Signature | None:
@@ -383,8 +393,10 @@ class Traced:
     """A traced function: the ember-dialect module before any pass."""
 
     def __init__(self, jitted: JitFunction, key: CacheKey, trace: Trace,
-                 out_tree: optree.PyTreeSpec, out_avals: list[ShapedArray]):
+                 out_tree: optree.PyTreeSpec, out_avals: list[ShapedArray],
+                 donated: tuple[bool, ...] = (), paths: Sequence[str] = ()):
         self.jitted, self.key, self.out_tree, self.out_avals = jitted, key, out_tree, out_avals
+        self.donated, self.paths = donated, list(paths)
         self.module = trace.module
         self.ir = str(trace.module)
 
@@ -401,9 +413,12 @@ class Traced:
         target = compilation.target_for(self.key.in_avals, self.out_avals, device)
         abi = aot.abi(export, target, self.key.in_tree, self.key.in_avals, self.out_tree,
                       self.out_avals)
-        texts = {"traced": self.ir, **lower_module(pipeline.clone(self.module), export,
-                                                   {aot.ABI_KEY: abi})}
-        return Lowered(self, name, texts, target, abi)
+        texts, decisions = lower_module(pipeline.clone(self.module), export,
+                                        {aot.ABI_KEY: abi})
+        lowered = Lowered(self, name, {"traced": self.ir, **texts}, target, abi)
+        lowered.unusable_donations = donation.unusable(decisions, self.donated, self.paths,
+                                                       self.key.in_avals)
+        return lowered
 
 
 class Lowered:
@@ -413,6 +428,7 @@ class Lowered:
                  abi: str):
         self.traced, self.name, self._texts = traced, name, texts
         self.target, self._abi = target, abi
+        self.unusable_donations: list[str] = []
 
     def as_text(self, stage: str = "ember") -> str:
         if stage not in self._texts:
@@ -443,6 +459,10 @@ class Compiled:
         self.n_args = len(traced.key.in_avals)
         self._single_out = self._out_tree == optree.tree_structure(0)
         self._executable: Executable | None = None
+        self._donated, self._paths = traced.donated, traced.paths
+
+    def warn_unusable_donations(self) -> None:
+        donation.report(self.lowered.name, self.lowered.unusable_donations)
 
     @property
     def executable(self) -> Executable:
@@ -496,9 +516,26 @@ class Compiled:
     def call_leaves(self, leaves: list[Any]) -> Any:
         """Flattened arguments, host data among them, put on the device first."""
         device = self.executable.device
+        if self._donated:
+            return self._call_donating(leaves, device)
         return self.call_arrays([x if type(x) is Array else _put(x, aval, device)
                                  for x, aval in zip(leaves, self.cache_key.in_avals,
                                                     strict=True)])
+
+    def _call_donating(self, leaves: list[Any], device) -> Any:
+        """Donated host data is copied (never aliased: the call writes into it); donated
+        arrays are waited for (no call may still read them) and invalid afterwards."""
+        name, mask = self.lowered.name, self._donated
+        donation.check_distinct(name, leaves, mask, self._paths)
+        arrays = [x if type(x) is Array else
+                  put(np.asarray(x), aval, device) if donated else _put(x, aval, device)
+                  for x, aval, donated in zip(leaves, self.cache_key.in_avals, mask,
+                                              strict=True)]
+        wait_for_readers()
+        try:
+            return self.call_arrays(arrays)
+        finally:
+            donation.invalidate(leaves, mask, name)
 
 
 def _put(x: Any, aval: ShapedArray, device) -> Array:

@@ -1,0 +1,162 @@
+"""`ember-bufferize`: decide which donated arguments (and refs) hold a result in place.
+
+IREE writes result k into an argument's buffer when the argument carries
+`{iree.abi.output = k}`, and does no hazard analysis of its own: if the argument is still read
+after (or while) the result is written, answers are silently wrong. This pass ties an
+argument only when every read of it happens in the same-index elementwise step that computes
+the one result it reaches; otherwise the result gets a buffer of its own (still correct) and
+the reason is recorded. Decisions are attributes on the argument, so `ember-opt` shows them:
+
+    {ember.donated, ember.aliased_result = 0 : i64}
+    {ember.donated, ember.not_aliased = "read by ember.dot_general (a contraction)"}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
+from ember.dialect.ops import Trait
+
+from .walk import body, functions
+
+DONATED = "ember.donated"
+ALIASED = "ember.aliased_result"
+NOT_ALIASED = "ember.not_aliased"
+
+_KIND = {Trait.CONTRACTION: "a contraction", Trait.REDUCTION: "a reduction",
+         Trait.DATA_MOVEMENT: "data movement", Trait.CONTROL_FLOW: "control flow",
+         Trait.SIDE_EFFECTS: "a side effect"}
+
+
+class Unsafe(Exception):
+    """Why an argument cannot share its buffer with a result."""
+
+
+def _describe(op: mlir.Operation) -> str:
+    row = eir.opdef(op)
+    kinds = [k for t, k in _KIND.items() if row is not None and row.has(t)]
+    return f"{op.name} ({kinds[0]})" if kinds else op.name
+
+
+def _elementwise_only(op: mlir.Operation) -> bool:
+    """A same-index step: an elementwise op, or a fusion whose region is elementwise only."""
+    row = eir.opdef(op)
+    if row is None:
+        return False
+    if row.has(Trait.ELEMENTWISE):
+        return True
+    if op.name == "ember.fusion":
+        inner = list(op.regions[0].blocks[0].operations)
+        return all(eir.opdef(o.operation) is not None and (
+            eir.opdef(o.operation).has(Trait.ELEMENTWISE) or o.operation.name in (
+                "ember.constant", "ember.yield")) for o in inner)
+    return False
+
+
+def results_reached(arg: mlir.Value, func_body: mlir.Block) -> set[int]:
+    """The result indices `arg` flows into, through same-index elementwise steps only;
+    raises Unsafe naming the first other kind of read."""
+    reached, seen, work = set(), set(), [arg]
+    while work:
+        value = work.pop()
+        for use in value.uses:
+            user = use.owner.operation
+            if user.name == "func.return":
+                reached.add(use.operand_number)
+                continue
+            if user.block != func_body:
+                raise Unsafe(f"read inside the region of {_describe(user.parent)}")
+            same_shape = all(r.type == value.type or eir.aval_of(r).shape ==
+                             eir.aval_of(value).shape for r in user.results)
+            if not _elementwise_only(user) or not same_shape:
+                raise Unsafe(f"read by {_describe(user)}")
+            if user not in seen:  # operations hash and compare by identity
+                seen.add(user)
+                work.extend(user.results)
+    return reached
+
+
+def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
+           func_body: mlir.Block) -> int:
+    """The result index to write into `arg`'s buffer; raises Unsafe with the reason."""
+    candidates = [k for k, r in enumerate(results) if r.type == arg.type and k not in taken]
+    if not candidates:
+        raise Unsafe(f"no unclaimed result of type {arg.type}")
+    reached = results_reached(arg, func_body)
+    if len(reached) > 1:
+        raise Unsafe(f"also read by results {sorted(reached)}: only one may be written into it")
+    if reached:
+        (k,) = reached
+        if k not in candidates:
+            raise Unsafe(f"it flows into result {k}, which is not a free result of its type")
+        return k
+    return candidates[0]  # never read: any result of its type may use the buffer
+
+
+def _arg_attrs(func: mlir.Operation) -> list[dict[str, mlir.Attribute]]:
+    n = len(body(func).arguments)
+    if "arg_attrs" not in func.attributes:
+        return [{} for _ in range(n)]
+    return [{a.name: a.attr for a in mlir.DictAttr(d)}
+            for d in mlir.ArrayAttr(func.attributes["arg_attrs"])]
+
+
+def _set_arg_attrs(func: mlir.Operation, attrs: list[dict[str, mlir.Attribute]]) -> None:
+    func.attributes["arg_attrs"] = mlir.ArrayAttr.get([mlir.DictAttr.get(d) for d in attrs])
+
+
+def mark_donated(func: mlir.Operation, donated: list[bool]) -> None:
+    """Tracing's side: flag the donated arguments of `func`."""
+    with eir.LOCK, func.context:
+        attrs = _arg_attrs(func)
+        for i, flag in enumerate(donated):
+            if flag:
+                attrs[i][DONATED] = mlir.UnitAttr.get()
+        _set_arg_attrs(func, attrs)
+
+
+def decisions(func: mlir.Operation) -> dict[int, int | str]:
+    """After the pass: donated argument index -> the result it holds, or why none."""
+    out: dict[int, int | str] = {}
+    for i, attrs in enumerate(_arg_attrs(func)):
+        if ALIASED in attrs:
+            out[i] = mlir.IntegerAttr(attrs[ALIASED]).value
+        elif NOT_ALIASED in attrs:
+            out[i] = mlir.StringAttr(attrs[NOT_ALIASED]).value
+    return out
+
+
+@dataclass(frozen=True)
+class Bufferize:
+    name = "ember-bufferize"
+    description = ("Tie donated arguments to results of their type where provably safe "
+                   "(iree.abi.output); record why not otherwise")
+
+    def run(self, module: mlir.Operation) -> None:
+        with module.context:
+            for func in functions(module):
+                if "sym_visibility" not in func.attributes:
+                    self._run(func)
+
+    @staticmethod
+    def _run(func: mlir.Operation) -> None:
+        block = body(func)
+        results = list(list(block.operations)[-1].operands)
+        attrs = _arg_attrs(func)
+        taken: set[int] = set()
+        for i, arg in enumerate(block.arguments):
+            if DONATED not in attrs[i]:
+                continue
+            attrs[i].pop(ALIASED, None)
+            attrs[i].pop(NOT_ALIASED, None)
+            try:
+                k = decide(arg, results, taken, block)
+            except Unsafe as why:
+                attrs[i][NOT_ALIASED] = mlir.StringAttr.get(str(why))
+                continue
+            taken.add(k)
+            attrs[i][ALIASED] = mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), k)
+        _set_arg_attrs(func, attrs)
