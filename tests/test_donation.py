@@ -4,12 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import assert_close
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ember
 import ember.numpy as jnp
+from helpers import assert_close
 
 
 def _pointer(a) -> int:

@@ -2,7 +2,6 @@
 
 import dataclasses
 import functools
-import warnings
 from typing import NamedTuple
 
 import numpy as np

@@ -10,7 +10,6 @@ import inspect
 import logging
 import os
 import threading
-import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,9 +18,8 @@ import numpy as np
 import optree
 
 from ember import config, errors, tree_util
-from ember.compiler import pipeline
+from ember.compiler import bufferize, pipeline
 from ember.dialect.types import ShapedArray
-from ember.compiler import bufferize
 from ember.runtime import Array, Executable, put
 from ember.runtime.executable import wait_for_readers
 
