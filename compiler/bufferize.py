@@ -1,4 +1,4 @@
-"""`ember-bufferize`: decide which donated arguments (and refs) hold a result in place.
+"""`ember-bufferize`: refs become values, and donated arguments and refs hold results in place.
 
 IREE writes result k into an argument's buffer when the argument carries
 `{iree.abi.output = k}`, and does no hazard analysis of its own: if the argument is still read
@@ -23,6 +23,8 @@ from ember.dialect.ops import Trait
 from .walk import body, functions
 
 DONATED = "ember.donated"
+REF = "ember.ref"
+ELIMINATED = ("ember.ref_get", "ember.ref_set")  # this pass turns them into values
 ALIASED = "ember.aliased_result"
 NOT_ALIASED = "ember.not_aliased"
 
@@ -80,9 +82,11 @@ def results_reached(arg: mlir.Value, func_body: mlir.Block) -> set[int]:
 
 
 def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
-           func_body: mlir.Block) -> int:
-    """The result index to write into `arg`'s buffer; raises Unsafe with the reason."""
-    candidates = [k for k, r in enumerate(results) if r.type == arg.type and k not in taken]
+           func_body: mlir.Block, only: int | None = None) -> int:
+    """The result index to write into `arg`'s buffer (`only` that one, for a ref); raises
+    Unsafe with the reason."""
+    candidates = [k for k, r in enumerate(results) if r.type == arg.type and k not in taken
+                  and (only is None or k == only)]
     if not candidates:
         raise Unsafe(f"no unclaimed result of type {arg.type}")
     reached = results_reached(arg, func_body)
@@ -129,11 +133,48 @@ def decisions(func: mlir.Operation) -> dict[int, int | str]:
     return out
 
 
+def eliminate_refs(func: mlir.Operation) -> dict[int, int]:
+    """Refs become values: each `!ember.ref` argument turns into a tensor argument marked
+    `ember.ref`, reads take the latest written value, and the last value of each ref is
+    appended to the results. Returns ref argument index -> its result index."""
+    block = body(func)
+    refs = [i for i, a in enumerate(block.arguments) if str(a.type).startswith("!ember.ref<")]
+    if not refs:
+        return {}
+    current = {}
+    for i in refs:
+        arg = block.arguments[i]
+        arg.set_type(eir.mlir_type(str(arg.type).removeprefix("!ember.ref<")[:-1]))
+        current[i] = arg
+    index = {block.arguments[i]: i for i in refs}
+    for op in list(block.operations):
+        op = op.operation
+        if op.name == "ember.ref_get":
+            op.results[0].replace_all_uses_with(current[index[op.operands[0]]])
+            op.erase()
+        elif op.name == "ember.ref_set":
+            current[index[op.operands[0]]] = op.operands[1]
+            op.erase()
+    ret = list(block.operations)[-1].operation
+    values = [*ret.operands, *(current[i] for i in refs)]
+    n = len(ret.operands)
+    with mlir.InsertionPoint(ret), ret.location:
+        mlir.Operation.create("func.return", operands=values)
+    ret.erase()
+    func.attributes["function_type"] = mlir.TypeAttr.get(mlir.FunctionType.get(
+        [a.type for a in block.arguments], [v.type for v in values]))
+    attrs = _arg_attrs(func)
+    for i in refs:
+        attrs[i][REF] = mlir.UnitAttr.get()
+    _set_arg_attrs(func, attrs)
+    return {i: n + j for j, i in enumerate(refs)}
+
+
 @dataclass(frozen=True)
 class Bufferize:
     name = "ember-bufferize"
-    description = ("Tie donated arguments to results of their type where provably safe "
-                   "(iree.abi.output); record why not otherwise")
+    description = ("Turn refs into values written back in place; tie refs and donated "
+                   "arguments to results where provably safe (iree.abi.output)")
 
     def run(self, module: mlir.Operation) -> None:
         with module.context:
@@ -143,17 +184,19 @@ class Bufferize:
 
     @staticmethod
     def _run(func: mlir.Operation) -> None:
+        ref_results = eliminate_refs(func)
         block = body(func)
         results = list(list(block.operations)[-1].operands)
         attrs = _arg_attrs(func)
-        taken: set[int] = set()
+        taken: set[int] = set(ref_results.values())  # a ref's own result is for it alone
         for i, arg in enumerate(block.arguments):
-            if DONATED not in attrs[i]:
+            if DONATED not in attrs[i] and REF not in attrs[i]:
                 continue
             attrs[i].pop(ALIASED, None)
             attrs[i].pop(NOT_ALIASED, None)
+            only = ref_results.get(i)
             try:
-                k = decide(arg, results, taken, block)
+                k = decide(arg, results, taken - {only}, block, only)
             except Unsafe as why:
                 attrs[i][NOT_ALIASED] = mlir.StringAttr.get(str(why))
                 continue

@@ -289,4 +289,17 @@ irdl.dialect @ember {
     %a0 = irdl.base "#builtin.string"
     irdl.attributes {"key" = %a0}
   }
+  irdl.operation @ref_get {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(ref: %t0)
+    irdl.results(result: variadic %t1)
+  }
+  irdl.operation @ref_set {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(ref: %t0, value: %t1)
+    irdl.results(result: variadic %t2)
+  }
 }

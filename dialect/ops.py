@@ -14,7 +14,7 @@ import numpy as np
 
 from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError
 from .opdef import require as _require
-from .types import ShapedArray, kind
+from .types import RefAval, ShapedArray, kind
 
 __all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
 
@@ -603,6 +603,32 @@ def _debug_print() -> OpDef:
                      "registered by ember.debug.print); lowered to flow.tensor.trace.")
 
 
+def _ref_get() -> OpDef:
+    def infer(ref: ShapedArray) -> ShapedArray:
+        _require(isinstance(ref, RefAval), "ember.ref_get", "a !ember.ref operand",
+                 ref.str_short())
+        return ref.value()
+
+    # Not PURE: it reads mutable memory, so it stays ordered with ember.ref_set.
+    return OpDef("ember.ref_get", ("ref",), infer, None, frozenset({Trait.SIDE_EFFECTS}),
+                 doc="The current value of a ref. ember-bufferize turns refs into values.")
+
+
+def _ref_set() -> OpDef:
+    def infer(ref: ShapedArray, value: ShapedArray) -> tuple[()]:
+        _require(isinstance(ref, RefAval) and (ref.shape, ref.dtype) == (value.shape,
+                                                                         value.dtype),
+                 "ember.ref_set", "a !ember.ref operand and a value of its type",
+                 (ref.str_short(), value.str_short()))
+        return ()
+
+    return OpDef("ember.ref_set", ("ref", "value"), infer, None,
+                 frozenset({Trait.SIDE_EFFECTS}),
+                 doc="Overwrite a ref; the function writes its last value back in place.")
+
+
+REF_GET = _ref_get()
+REF_SET = _ref_set()
 IF = _if()
 CASE = _case()
 WHILE = _while()
@@ -614,5 +640,6 @@ OPS: dict[str, OpDef] = {
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
-        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, IF, CASE, WHILE, YIELD, DEBUG_PRINT)
+        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, IF, CASE, WHILE, YIELD, DEBUG_PRINT, REF_GET,
+        REF_SET)
 }

@@ -102,6 +102,21 @@ class ShapedArray:
         return tensor_type(self.shape, signless_element_type(self.dtype))
 
 
+@dataclass(frozen=True, slots=True)
+class RefAval(ShapedArray):
+    """A mutable array (`ember.Ref`) passed to a jitted function: `!ember.ref<tensor<...>>`
+    in ember IR, read and written with ember.ref_get / ember.ref_set."""
+
+    def tensor_type(self) -> str:
+        return f"!ember.ref<{ShapedArray.tensor_type(self)}>"
+
+    def str_short(self) -> str:
+        return f"Ref[{ShapedArray.str_short(self)}]"
+
+    def value(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype)
+
+
 def tensor_type(shape: tuple[int, ...], element: str) -> str:
     dims = "".join(f"{d}x" for d in shape)
     return f"tensor<{dims}{element}>"
@@ -109,6 +124,9 @@ def tensor_type(shape: tuple[int, ...], element: str) -> str:
 
 def parse_tensor_type(text: str) -> ShapedArray:
     """Inverse of `ShapedArray.tensor_type` (weak types are not spelled in IR)."""
+    if text.startswith("!ember.ref<"):
+        inner = parse_tensor_type(text.removeprefix("!ember.ref<").removesuffix(">"))
+        return RefAval(inner.shape, inner.dtype)
     body = text.removeprefix("tensor<").removesuffix(">")
     *dims, elem = body.split("x")
     return ShapedArray(tuple(int(d) for d in dims), dtype_from_element_type(elem))

@@ -186,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                 collected.append(diag.Diagnostic(source, 0, 0, "error", str(e)))
         except ValueError as e:  # an unknown upstream pass name, a malformed pipeline
             collected.append(diag.Diagnostic(source, 0, 0, "error", str(e)))
+        except Exception as e:  # a pass that failed on IR it does not handle
+            collected.append(diag.Diagnostic(source, 0, 0, "error",
+                                             f"a pass failed: {type(e).__name__}: {e}"))
         finally:
             handler.detach()
     if steps.timing:

@@ -22,6 +22,7 @@ from ember._src.jit import (
     eval_shape,
     jit,
 )
+from ember._src.ref import Ref, new_ref
 from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device
 from ember.runtime import devices as _devices
@@ -87,5 +88,5 @@ __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
     "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config",
     "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
-    "load", "numpy", "tree_util",
+    "load", "new_ref", "Ref", "numpy", "tree_util",
 ]

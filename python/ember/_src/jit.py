@@ -19,12 +19,13 @@ import optree
 
 from ember import config, errors, tree_util
 from ember.compiler import bufferize, pipeline
-from ember.dialect.types import ShapedArray
+from ember.dialect.types import RefAval, ShapedArray
 from ember.runtime import Array, Executable, put
 from ember.runtime.executable import wait_for_readers
 
 from . import aot, compilation, donation, dtypes, events
 from .core import _EAGER, Trace, Tracer, check_alive, current_trace, lower_module
+from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
 
 logger = logging.getLogger("ember")
@@ -57,7 +58,7 @@ class ShapeDtypeStruct:
 
 
 def _leaf_aval(x: Any) -> ShapedArray:
-    if isinstance(x, (Array, ShapeDtypeStruct)):
+    if isinstance(x, (Array, ShapeDtypeStruct, Ref)):
         return x.aval
     if isinstance(x, Tracer):  # outside its trace: an escaped tracer
         check_alive(x)
@@ -277,12 +278,18 @@ class JitFunction:
         names = self._leaf_paths(dyn_args, dyn_kwargs)
         trace = Trace(_fun_name(self.fun), _where(self.fun), key.in_avals, names, self._fix_for)
         with trace:
-            tracers = optree.tree_unflatten(key.in_tree, trace.args)
+            leaves = [TracedRef(t, name) if isinstance(t.aval, RefAval) else t
+                      for t, name in zip(trace.args, names, strict=True)]
+            tracers = optree.tree_unflatten(key.in_tree, leaves)
             full_args, full_kwargs = self._merge(*tracers, args, kwargs)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = optree.tree_flatten(out, namespace=_NS)
+            if any(isinstance(x, (TracedRef, Ref)) for x in out_leaves):
+                raise TypeError(f"{_fun_name(self.fun)} returned a Ref: refs are updated in "
+                                f"place and cannot be returned from jit; return its value "
+                                f"(r[...]) instead.")
             out_avals = trace.finish(out_leaves)
-        del tracers, full_args, full_kwargs, out, out_leaves  # only leaks may hold tracers now
+        del tracers, full_args, full_kwargs, out, out_leaves, leaves  # only leaks hold them
         trace.check_leaks()
         donated = self._donated_leaves(args, kwargs)
         if any(donated):
@@ -416,7 +423,13 @@ class Traced:
         lowered = Lowered(self, name, {"traced": self.ir, **texts}, target, abi)
         lowered.unusable_donations = donation.unusable(decisions, self.donated, self.paths,
                                                        self.key.in_avals)
+        lowered.refs_in_place = {i: isinstance(decisions.get(i), int) for i in self.refs}
         return lowered
+
+    @property
+    def refs(self) -> list[int]:
+        """The argument leaves that are refs (each gets its last value as an extra result)."""
+        return [i for i, a in enumerate(self.key.in_avals) if isinstance(a, RefAval)]
 
 
 class Lowered:
@@ -427,6 +440,7 @@ class Lowered:
         self.traced, self.name, self._texts = traced, name, texts
         self.target, self._abi = target, abi
         self.unusable_donations: list[str] = []
+        self.refs_in_place: dict[int, bool] = {}
 
     def as_text(self, stage: str = "ember") -> str:
         if stage not in self._texts:
@@ -453,6 +467,8 @@ class Compiled:
         self.target = lowered.target
         self._out_tree = traced.out_tree
         self._out_avals = tuple(traced.out_avals)
+        self._refs = lowered.refs_in_place  # ref leaf -> written in place by the call?
+        self._ref_avals = tuple(traced.key.in_avals[i].value() for i in self._refs)
         self._jitted = traced.jitted
         self.n_args = len(traced.key.in_avals)
         self._single_out = self._out_tree == optree.tree_structure(0)
@@ -466,7 +482,8 @@ class Compiled:
     def executable(self) -> Executable:
         if self._executable is None:
             self._executable = aot.load_executable(self.vmfb, self.lowered.name, self.target,
-                                                   self.in_avals, self._out_avals)
+                                                   self.in_avals,
+                                                   self._out_avals + self._ref_avals)
         return self._executable
 
     def _call(self, args: Sequence[Array]) -> list[Array]:
@@ -514,13 +531,35 @@ class Compiled:
     def call_leaves(self, leaves: list[Any]) -> Any:
         """Flattened arguments, host data among them, put on the device first."""
         device = self.executable.device
+        if self._refs:
+            return self._call_with_refs(leaves, device)
         if self._donated:
             return self._call_donating(leaves, device)
         return self.call_arrays([x if type(x) is Array else _put(x, aval, device)
                                  for x, aval in zip(leaves, self.cache_key.in_avals,
                                                     strict=True)])
 
-    def _call_donating(self, leaves: list[Any], device) -> Any:
+    def _call_with_refs(self, leaves: list[Any], device) -> Any:
+        """Refs pass their buffers; each ref's last value is the call's extra result, written
+        in place (or copied back when ember-bufferize could not prove that safe)."""
+        refs = [leaves[i] for i in self._refs]
+        if len({id(r) for r in refs}) != len(refs):
+            raise ValueError(f"{self.lowered.name} was given the same Ref twice: a ref may be "
+                             f"passed once per call (writes through two names would race)")
+        arrays = [x._array if i in self._refs else x for i, x in enumerate(leaves)]
+        wait_for_readers()  # the call writes into the refs' buffers
+        if self._donated:
+            outs = self._call_donating(arrays, device, flat=True)
+        else:
+            outs = self._call([x if type(x) is Array else _put(x, aval, device) for x, aval
+                               in zip(arrays, self.cache_key.in_avals, strict=True)])
+        n = len(self._out_avals)
+        for ref, result, in_place in zip(refs, outs[n:], self._refs.values(), strict=True):
+            ref._write_back(result, in_place)
+        outs = outs[:n]
+        return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
+
+    def _call_donating(self, leaves: list[Any], device, flat: bool = False) -> Any:
         """Donated host data is copied (never aliased: the call writes into it); donated
         arrays are waited for (no call may still read them) and invalid afterwards."""
         name, mask = self.lowered.name, self._donated
@@ -531,7 +570,7 @@ class Compiled:
                                               strict=True)]
         wait_for_readers()
         try:
-            return self.call_arrays(arrays)
+            return self._call(arrays) if flat else self.call_arrays(arrays)
         finally:
             donation.invalidate(leaves, mask, name)
 

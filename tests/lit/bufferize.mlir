@@ -1,0 +1,64 @@
+// RUN: ember-opt %s --ember-bufferize | filecheck %s
+// RUN: ember-opt %s --ember-bufferize --ember-lower-to-linalg | filecheck %s --check-prefix=ABI
+
+// A same-index elementwise chain into one result: tied.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: %arg0: tensor<4xf32> {ember.aliased_result = 0 : i64, ember.donated}
+// ABI-LABEL: func.func @chain
+// ABI-SAME: %arg0: tensor<4xf32> {iree.abi.output = 0 : index}
+func.func @chain(%x: tensor<4xf32> {ember.donated}, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "ember.mul"(%0, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = "ember.add"(%1, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// Hazards: not tied, and the reason is recorded.
+// CHECK-LABEL: func.func @contraction
+// CHECK-SAME: ember.not_aliased = "read by ember.dot_general (a contraction)"
+// ABI-LABEL: func.func @contraction
+// ABI-NOT: iree.abi.output
+// ABI: return
+func.func @contraction(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+// CHECK-LABEL: func.func @transposed
+// CHECK-SAME: ember.not_aliased = "read by ember.transpose (data movement)"
+func.func @transposed(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "ember.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "ember.add"(%0, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
+// CHECK-LABEL: func.func @two_results
+// CHECK-SAME: ember.not_aliased = "also read by results [0, 1]: only one may be written into it"
+func.func @two_results(%x: tensor<4xf32> {ember.donated}, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "ember.exp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "ember.add"(%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+// CHECK-LABEL: func.func @no_match
+// CHECK-SAME: ember.not_aliased = "no unclaimed result of type tensor<4xf32>"
+func.func @no_match(%x: tensor<4xf32> {ember.donated}) -> tensor<f32> {
+  %0 = "ember.reduce_sum"(%x) {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// Refs become values: reads see the latest write, the last value is an extra result tied
+// to the ref's argument.
+// CHECK-LABEL: func.func @ref
+// CHECK-SAME: (%arg0: tensor<3xf32> {ember.aliased_result = 1 : i64, ember.ref}, %arg1: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+// CHECK-NOT: ember.ref_get
+// CHECK-NOT: ember.ref_set
+// CHECK: %[[S:.*]] = "ember.sin"(%arg0)
+// CHECK: %[[A:.*]] = "ember.add"(%[[S]], %arg1)
+// CHECK: return %arg1, %[[A]]
+func.func @ref(%r: !ember.ref<tensor<3xf32>>, %w: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "ember.ref_get"(%r) : (!ember.ref<tensor<3xf32>>) -> tensor<3xf32>
+  %1 = "ember.sin"(%0) : (tensor<3xf32>) -> tensor<3xf32>
+  "ember.ref_set"(%r, %1) : (!ember.ref<tensor<3xf32>>, tensor<3xf32>) -> ()
+  %2 = "ember.ref_get"(%r) : (!ember.ref<tensor<3xf32>>) -> tensor<3xf32>
+  %3 = "ember.add"(%2, %w) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  "ember.ref_set"(%r, %3) : (!ember.ref<tensor<3xf32>>, tensor<3xf32>) -> ()
+  return %w : tensor<3xf32>
+}
