@@ -43,19 +43,22 @@ def _describe(op: mlir.Operation) -> str:
     return f"{op.name} ({kinds[0]})" if kinds else op.name
 
 
-def _elementwise_only(op: mlir.Operation) -> bool:
-    """A same-index step: an elementwise op, or a fusion whose region is elementwise only."""
-    row = eir.opdef(op)
-    if row is None:
-        return False
-    if row.has(Trait.ELEMENTWISE):
-        return True
-    if op.name == "ember.fusion":
-        inner = list(op.regions[0].blocks[0].operations)
-        return all(eir.opdef(o.operation) is not None and (
-            eir.opdef(o.operation).has(Trait.ELEMENTWISE) or o.operation.name in (
-                "ember.constant", "ember.yield")) for o in inner)
-    return False
+def _same_index_read(user: mlir.Operation, operand: int) -> mlir.Operation | None:
+    """None when `user` reads its operand `operand` only element by element, at the index
+    it writes; else the op that reads it otherwise (for the reason)."""
+    row = eir.opdef(user)
+    if row is not None and row.has(Trait.ELEMENTWISE):
+        return None
+    if user.name != "ember.fusion":
+        return user
+    inner = [o.operation for o in user.regions[0].blocks[0].operations]
+    if eir.opdef(inner[-2]).has(Trait.REDUCTION):
+        return inner[-2]
+    for use in user.regions[0].blocks[0].arguments[operand].uses:
+        reader = use.owner.operation
+        if not eir.opdef(reader).has(Trait.ELEMENTWISE):
+            return reader
+    return None
 
 
 def results_reached(arg: mlir.Value, func_body: mlir.Block) -> set[int]:
@@ -71,10 +74,12 @@ def results_reached(arg: mlir.Value, func_body: mlir.Block) -> set[int]:
                 continue
             if user.block != func_body:
                 raise Unsafe(f"read inside the region of {_describe(user.parent)}")
-            same_shape = all(r.type == value.type or eir.aval_of(r).shape ==
-                             eir.aval_of(value).shape for r in user.results)
-            if not _elementwise_only(user) or not same_shape:
-                raise Unsafe(f"read by {_describe(user)}")
+            other = _same_index_read(user, use.operand_number)
+            if other is not None:
+                where = "" if other == user else f" in an {user.name}"
+                raise Unsafe(f"read by {_describe(other)}{where}")
+            if any(eir.aval_of(r).shape != eir.aval_of(value).shape for r in user.results):
+                raise Unsafe(f"read by {_describe(user)}, whose result has another shape")
             if user not in seen:  # operations hash and compare by identity
                 seen.add(user)
                 work.extend(user.results)

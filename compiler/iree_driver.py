@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import tempfile
@@ -122,6 +123,22 @@ def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     out = api.Output.open_membuffer()
     inv.output_vm_bytecode(out)
     return bytes(out.map_memory())
+
+
+def dispatch_count(text: str, tgt: Target) -> int:
+    """How many dispatches IREE forms for a module (compiled up to its flow phase)."""
+    sess = api.Session()
+    sess.set_flags(*tgt.flags)
+    inv = sess.invocation()
+    # `--compile-to=flow` of iree-compile; the C API has it, the Python wrapper does not.
+    set_phase = ctypes_dl._dylib.ireeCompilerInvocationSetCompileToPhase
+    set_phase.argtypes, set_phase.restype = [ctypes.c_void_p, ctypes.c_char_p], None
+    set_phase(inv._inv_p, b"flow")
+    if not (inv.parse_source(api.Source.wrap_buffer(sess, text.encode())) and inv.execute()):
+        raise CompileError("IREE failed to form dispatches", _diagnostics(text, tgt), "")
+    out = api.Output.open_membuffer()
+    inv.output_ir(out)
+    return bytes(out.map_memory()).decode().count("flow.dispatch @")
 
 
 def _diagnostics(text: str, tgt: Target) -> str:

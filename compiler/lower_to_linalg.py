@@ -388,6 +388,64 @@ def lower_while(em, row, args, avals, params, result) -> list[str]:
     return names
 
 
+def lower_fusion(em, row, args, avals, params, result) -> str:
+    """One linalg.generic over the root's iteration domain: inputs read with identity or
+    broadcast maps, the members' scalar bodies chained, a reduction root's combiner last."""
+    block = params["_regions"][0].blocks[0]
+    *members, end = [op.operation for op in block.operations]
+    root = members[-1]
+    root_row, root_avals, root_params = eir.read(root)
+    reduce = root_row.has(Trait.REDUCTION)
+    domain = root_avals[0].shape if reduce else eir.aval_of(root.results[0]).shape
+    axes = tuple(root_params["axes"]) if reduce else ()
+    order = [d for d in range(len(domain)) if d not in axes] + list(axes)  # parallel first
+    inputs, reads = [], []  # generic inputs (name, aval, map); the region value each feeds
+    for i, arg in enumerate(block.arguments):
+        if any(u.owner.operation.name != "ember.broadcast_in_dim" for u in arg.uses):
+            inputs.append((args[i], avals[i], _map(len(order), [
+                f"d{order.index(d)}" for d in range(len(domain))])))
+            reads.append(arg)
+    for op in members:
+        if eir.opdef(op) is ops.BROADCAST_IN_DIM:
+            i = list(block.arguments).index(op.operands[0])
+            dims = eir.read(op)[2]["broadcast_dimensions"]
+            inputs.append((args[i], avals[i], _map(len(order), [
+                "0" if avals[i].shape[j] == 1 and domain[d] != 1 else f"d{order.index(d)}"
+                for j, d in enumerate(dims)])))
+            reads.append(op.results[0])
+
+    def body(bargs: list[str], out: str) -> str:
+        scalars = dict(zip(reads, bargs, strict=True))
+        for op in members:
+            op_row, op_avals, op_params = eir.read(op)
+            res = eir.aval_of(op.results[0])
+            if op_row is ops.BROADCAST_IN_DIM:
+                continue
+            if op_row is ops.CONSTANT:
+                name = em.fresh("c")
+                value = eir.splat_value(op.attributes["value"])
+                em.emit(f"  {name} = arith.constant {eir.literal(value, res.dtype)} : "
+                        f"{_etype(res)}")
+            elif op_row.has(Trait.REDUCTION):
+                template = op_row.scalar(kind(res.dtype), op_params)
+                return em.scalar_body(template, [scalars[op.operands[0]], out], _etype(res),
+                                      _etype(res))
+            else:
+                template = op_row.scalar(kind(op_avals[-1].dtype),
+                                         _derived(op_avals, res, op_params))
+                name = em.scalar_body(template, [scalars[v] for v in op.operands],
+                                      _etype(op_avals[-1]), _etype(res))
+            scalars[op.results[0]] = name
+        return scalars[end.operands[0]]
+
+    if reduce:
+        out_map = _map(len(order), [f"d{i}" for i in range(len(order) - len(axes))])
+        return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
+                          out_map, _iterators(len(order) - len(axes), len(axes)), body)
+    return em.generic(inputs, em.empty(result), result, _identity_map(len(order)),
+                      _iterators(len(order)), body)
+
+
 def lower_debug_print(em, op, args, avals, params, result) -> list[str]:
     """IREE's trace op: the runtime hands the buffers to the HAL module's debug sink."""
     if not args:  # the trace op needs a value: hand over a byte nobody reads
@@ -402,6 +460,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.DYNAMIC_SLICE: lower_dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: lower_dynamic_update_slice,
     ops.DEBUG_PRINT: lower_debug_print,
+    ops.FUSION: lower_fusion,
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,

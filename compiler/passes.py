@@ -12,6 +12,7 @@ from ember.dialect import ir as eir
 
 from .bufferize import Bufferize
 from .canonicalize import Canonicalize
+from .fuse import Fuse
 from .lower_to_linalg import LowerToLinalg
 
 
@@ -22,7 +23,8 @@ class Pass(Protocol):
     def run(self, module: mlir.Operation) -> None: ...
 
 
-REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), Bufferize(), LowerToLinalg())}
+REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), Fuse(), Bufferize(),
+                                                  LowerToLinalg())}
 
 
 def as_callable(p: Pass):

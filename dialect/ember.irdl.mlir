@@ -281,6 +281,14 @@ irdl.dialect @ember {
     irdl.operands(values: variadic %t0)
     irdl.results(result: variadic %t1)
   }
+  irdl.operation @fusion {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(inputs: variadic %t0)
+    irdl.results(result: variadic %t1)
+    %r0 = irdl.region
+    irdl.regions(body: %r0)
+  }
   irdl.operation @debug_print {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

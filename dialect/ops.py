@@ -14,7 +14,7 @@ import numpy as np
 
 from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError
 from .opdef import require as _require
-from .types import RefAval, ShapedArray, kind
+from .types import ShapedArray, kind
 
 __all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
 
@@ -531,115 +531,23 @@ DYNAMIC_UPDATE_SLICE = _dynamic_update_slice()
 
 # ----------------------------------------------------------------------------- control flow
 
-def _scalar_predicate(op: str, pred: ShapedArray) -> None:
-    _require(pred.shape == () and (pred.dtype == np.bool_ or kind(pred.dtype) in "iu"), op,
-             "a scalar bool or integer predicate", pred.str_short())
-
-
-_REGION_OP = frozenset({Trait.PURE, Trait.CONTROL_FLOW})
-
-
-def _branch_types(operands, results, count):
-    """Branches take no arguments (they see enclosing values) and yield the results."""
-    return [((), tuple(results))] * count
-
-
-def _if() -> OpDef:
-    def infer(pred: ShapedArray, results) -> tuple[ShapedArray, ...]:
-        _scalar_predicate("ember.if", pred)
-        return tuple(results)
-
-    return OpDef("ember.if", ("pred",), infer, None, _REGION_OP, type_params=("results",),
-                 regions=("then", "else"), region_types=_branch_types,
-                 doc="Runs the `then` region if pred is true (nonzero), else `else`; each ends "
-                     "in ember.yield of the results. Lowered to scf.if.")
-
-
-def _case() -> OpDef:
-    def infer(index: ShapedArray, results) -> tuple[ShapedArray, ...]:
-        _require(index.shape == () and kind(index.dtype) in "iu", "ember.case",
-                 "a scalar integer index", index.str_short())
-        return tuple(results)
-
-    return OpDef("ember.case", ("index",), infer, None, _REGION_OP, type_params=("results",),
-                 regions=("*branches",), region_types=_branch_types,
-                 doc="Runs branches[index] (index already clamped; out of range runs the last). "
-                     "Lowered to scf.index_switch.")
-
-
-def _while() -> OpDef:
-    def infer(*carries: ShapedArray, results) -> tuple[ShapedArray, ...]:
-        _require([(r.shape, r.dtype) for r in results] == [(c.shape, c.dtype) for c in carries],
-                 "ember.while", "results of the carries' types",
-                 [r.str_short() for r in results])
-        return tuple(results)
-
-    def region_types(carries, results, count):
-        return [(tuple(carries), (ShapedArray((), np.dtype(np.bool_)),)),
-                (tuple(carries), tuple(results))]
-
-    return OpDef("ember.while", ("*carries",), infer, None, _REGION_OP, type_params=("results",),
-                 regions=("cond", "body"), region_types=region_types,
-                 doc="carry = inits; while cond(carry) (yields a bool scalar): carry = "
-                     "body(carry) (yields the carries). Both regions take the carries as "
-                     "arguments. Lowered to scf.while.")
-
-
-def _yield() -> OpDef:
-    return OpDef("ember.yield", ("*values",), lambda *values: (), None,
-                 frozenset({Trait.TERMINATOR}),
-                 doc="Ends a region of ember.if / ember.case / ember.while with its values.")
-
-
-def _debug_print() -> OpDef:
-    def infer(*values: ShapedArray, key: str) -> tuple[()]:
-        _require(bool(key), "ember.debug_print", "a registry key", key)
-        return ()
-
-    # Not PURE: it must survive DCE and CSE, and runs where it stands in program order.
-    return OpDef("ember.debug_print", ("*values",), infer, None,
-                 frozenset({Trait.SIDE_EFFECTS}), {"key": Attr.STRING},
-                 doc="At run time, hands `values` to the host under `key` (a format string "
-                     "registered by ember.debug.print); lowered to flow.tensor.trace.")
-
-
-def _ref_get() -> OpDef:
-    def infer(ref: ShapedArray) -> ShapedArray:
-        _require(isinstance(ref, RefAval), "ember.ref_get", "a !ember.ref operand",
-                 ref.str_short())
-        return ref.value()
-
-    # Not PURE: it reads mutable memory, so it stays ordered with ember.ref_set.
-    return OpDef("ember.ref_get", ("ref",), infer, None, frozenset({Trait.SIDE_EFFECTS}),
-                 doc="The current value of a ref. ember-bufferize turns refs into values.")
-
-
-def _ref_set() -> OpDef:
-    def infer(ref: ShapedArray, value: ShapedArray) -> tuple[()]:
-        _require(isinstance(ref, RefAval) and (ref.shape, ref.dtype) == (value.shape,
-                                                                         value.dtype),
-                 "ember.ref_set", "a !ember.ref operand and a value of its type",
-                 (ref.str_short(), value.str_short()))
-        return ()
-
-    return OpDef("ember.ref_set", ("ref", "value"), infer, None,
-                 frozenset({Trait.SIDE_EFFECTS}),
-                 doc="Overwrite a ref; the function writes its last value back in place.")
-
-
-REF_GET = _ref_get()
-REF_SET = _ref_set()
-IF = _if()
-CASE = _case()
-WHILE = _while()
-YIELD = _yield()
-DEBUG_PRINT = _debug_print()
+# Control flow, fusion, refs and debug printing: rows with regions or side effects.
+from .structured_ops import (  # noqa: E402
+    CASE,
+    DEBUG_PRINT,
+    FUSION,
+    IF,
+    REF_GET,
+    REF_SET,
+    WHILE,
+    YIELD,
+)
 
 OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
-        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, IF, CASE, WHILE, YIELD, DEBUG_PRINT, REF_GET,
-        REF_SET)
+        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, IF, CASE, WHILE, YIELD, FUSION, DEBUG_PRINT,
+        REF_GET, REF_SET)
 }

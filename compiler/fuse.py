@@ -1,0 +1,127 @@
+"""`ember-fuse`: group producer/consumer chains into `ember.fusion` ops, one dispatch each.
+
+A group has a root (an elementwise op, or a reduction) and pulls in the producers that
+compute over the root's iteration domain: elementwise ops of that shape, broadcasts into it
+(their operand becomes an input with a broadcasting index map) and splat constants, each
+only when every use of it is inside the group (nothing is computed twice). The region is
+lowered to a single linalg.generic whose body chains the members' scalar bodies, so IREE
+gets one op per group and cannot split it. Groups of a single op are left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
+from ember.dialect import ops
+from ember.dialect.ops import Trait
+
+from .walk import body, functions, producer
+
+
+def _shape(value: mlir.Value) -> tuple[int, ...]:
+    return eir.aval_of(value).shape
+
+
+def _joinable(op: mlir.Operation, domain: tuple[int, ...]) -> bool:
+    row = eir.opdef(op)
+    if row is None or len(op.results) != 1 or _shape(op.results[0]) != domain:
+        return False
+    if row is ops.CONSTANT:
+        return mlir.DenseElementsAttr(op.attributes["value"]).is_splat
+    return row.has(Trait.ELEMENTWISE) or row is ops.BROADCAST_IN_DIM
+
+
+def _group(root: mlir.Operation, block: mlir.Block, claimed: set) -> list[mlir.Operation]:
+    """The root and the producers that join it, in block order."""
+    row = eir.opdef(root)
+    domain = _shape(root.operands[0] if row.has(Trait.REDUCTION) else root.results[0])
+    members = {root}
+    changed = True
+    while changed:  # a producer joins once all its users have joined
+        changed = False
+        for member in list(members):
+            if eir.opdef(member) is ops.BROADCAST_IN_DIM:
+                continue  # its operand is an input of the group, read with a broadcast map
+            for value in member.operands:
+                p = producer(value)
+                if (p is None or p in members or p in claimed or p.block != block
+                        or not _joinable(p, domain)):
+                    continue
+                if all(use.owner.operation in members for r in p.results for use in r.uses):
+                    members.add(p)
+                    changed = True
+    return [op.operation for op in block.operations if op.operation in members]
+
+
+def _feeds_reduction(root: mlir.Operation) -> bool:
+    """IREE fuses an elementwise producer into the reductions that read it (softmax: one
+    dispatch) unless it is already a separate generic: such roots are left to IREE."""
+    return any(eir.opdef(u.owner.operation) is not None and
+               eir.opdef(u.owner.operation).has(Trait.REDUCTION)
+               for r in root.results for u in r.uses)
+
+
+def _outline(group: list[mlir.Operation]) -> None:
+    """Move `group` into the region of a new ember.fusion that replaces its root."""
+    root = group[-1]
+    members = set(group)
+    inputs: list[mlir.Value] = []
+    for op in group:
+        for v in op.operands:
+            if producer(v) not in members and v not in inputs:
+                inputs.append(v)
+    result = eir.aval_of(root.results[0])
+    with mlir.InsertionPoint(root), root.location:
+        fusion = eir.build(ops.FUSION, inputs, {"results": (result,)}, (result,), regions=1)
+    block = mlir.Block.create_at_start(fusion.regions[0], [v.type for v in inputs],
+                                       [root.location] * len(inputs))
+    mapping = dict(zip(inputs, block.arguments, strict=True))
+    with mlir.InsertionPoint(block), root.location:
+        for op in group:
+            new = op.clone()
+            for i, v in enumerate(op.operands):
+                new.operands[i] = mapping.get(v, v)
+            for old, fresh in zip(op.results, new.results, strict=True):
+                mapping[old] = fresh
+        eir.build(ops.YIELD, [mapping[root.results[0]]], {}, ())
+    root.results[0].replace_all_uses_with(fusion.results[0])
+    for op in reversed(group):
+        op.erase()
+
+
+def fuse_block(block: mlir.Block) -> int:
+    """Fuse inside `block` (and the regions of its ops); returns the number of groups made."""
+    made = 0
+    for op in list(block.operations):
+        for region in op.operation.regions:
+            for inner in region.blocks:
+                made += fuse_block(inner)
+    claimed: set = set()
+    groups = []
+    for op in reversed([o.operation for o in block.operations]):
+        row = eir.opdef(op)
+        if op in claimed or row is None or not (row.has(Trait.ELEMENTWISE)
+                                                 or row.has(Trait.REDUCTION)):
+            continue
+        group = _group(op, block, claimed)
+        claimed.update(group)
+        if sum(eir.opdef(m) is not ops.CONSTANT for m in group) >= 2 and not _feeds_reduction(op):
+            groups.append(group)
+    for group in groups:  # after grouping: outlining erases ops, and erased ops are invalid
+        _outline(group)
+    return made + len(groups)
+
+
+@dataclass(frozen=True)
+class Fuse:
+    name = "ember-fuse"
+    description = ("Group elementwise chains (with broadcast inputs) and the reductions they "
+                   "feed into ember.fusion ops, each lowered to one linalg.generic")
+
+    def run(self, module: mlir.Operation) -> None:
+        with module.context:
+            for func in functions(module):
+                fuse_block(body(func))

@@ -1,0 +1,59 @@
+"""ember-fuse: fused programs give the same answers and never more dispatches."""
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember._src.core import lower_module
+from ember.compiler import iree_driver, pipeline
+from helpers import assert_close
+
+
+def selu(x):
+    return 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)
+
+
+def softmax(x):
+    e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+def layernorm(x):
+    m = jnp.mean(x, axis=-1, keepdims=True)
+    v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+    return (x - m) / jnp.sqrt(v + 1e-5)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def _dispatches(fun, x, passes):
+    module = pipeline.clone(ember.jit(fun).trace(x).module)
+    saved, pipeline.EMBER_PASSES = pipeline.EMBER_PASSES, passes
+    try:
+        texts, _ = lower_module(module)
+    finally:
+        pipeline.EMBER_PASSES = saved
+    return texts, iree_driver.dispatch_count(texts["linalg"], iree_driver.target("cpu"))
+
+
+@pytest.mark.parametrize("fun", [selu, softmax, layernorm, gelu])
+def test_fusion_never_adds_dispatches(fun):
+    x = np.random.default_rng(0).normal(size=(64, 256)).astype(np.float32)
+    plain, before = _dispatches(fun, x, ("ember-canonicalize",))
+    fused, after = _dispatches(fun, x, ("ember-canonicalize", "ember-fuse"))
+    assert after <= before, (before, after)
+    assert fused["linalg"].count("linalg.generic") <= plain["linalg"].count("linalg.generic")
+    if fun in (selu, gelu):  # one elementwise chain: one ember.fusion, one linalg.generic
+        assert fused["ember"].count('"ember.fusion"') == 1
+        assert fused["linalg"].count("linalg.generic") == 1
+    reference = {selu: lambda v: np.where(v > 0, 1.05 * v, 1.05 * (1.67 * np.exp(v) - 1.67)),
+                 softmax: lambda v: np.exp(v - v.max(-1, keepdims=True)) / np.exp(
+                     v - v.max(-1, keepdims=True)).sum(-1, keepdims=True),
+                 layernorm: lambda v: (v - v.mean(-1, keepdims=True)) / np.sqrt(
+                     v.var(-1, keepdims=True) + 1e-5),
+                 gelu: lambda v: 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v**3)))}
+    # The default pipeline fuses.
+    assert_close(ember.jit(fun)(x), reference[fun](x).astype(np.float32), rtol=1e-4, atol=1e-5)
