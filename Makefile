@@ -23,6 +23,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/run.py
 	$(PY) benchmarks/compile.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/donation.py
 
 irdl: $(STAMP)
 	$(PY) -m ember.dialect.irdl > dialect/ember.irdl.mlir
