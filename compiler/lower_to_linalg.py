@@ -242,6 +242,77 @@ def lower_dynamic_update_slice(em, op, args, avals, params, result) -> str:
     return name
 
 
+def lower_slice(em, op, args, avals, params, result) -> str:
+    name = em.fresh()
+    join = lambda v: ", ".join(map(str, v))  # noqa: E731
+    # An empty slice may start at the end; MLIR wants every offset inside its dimension.
+    starts = [s if n else 0 for s, n in zip(params["start_indices"], result.shape, strict=True)]
+    em.emit(f"{name} = tensor.extract_slice {args[0]}[{join(starts)}] "
+            f"[{join(result.shape)}] [{join(params['strides'])}] : {_ttype(avals[0])} to "
+            f"{_ttype(result)}")
+    return name
+
+
+def lower_rev(em, op, args, avals, params, result) -> str:
+    """Reads mirrored coordinates with tensor.extract (a reversing index map such as
+    `(d0) -> (5 - d0)` breaks IREE's tiling)."""
+    dims = set(params["dimensions"])
+
+    def body(_, __):
+        coords = []
+        for d, n in enumerate(result.shape):
+            i = em.fresh("r")
+            em.emit(f"  {i} = linalg.index {d} : index")
+            if d in dims:
+                last, mirrored = em.fresh("r"), em.fresh("r")
+                em.emit(f"  {last} = arith.constant {n - 1} : index")
+                em.emit(f"  {mirrored} = arith.subi {last}, {i} : index")
+                i = mirrored
+            coords.append(i)
+        out = em.fresh("r")
+        em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {_ttype(avals[0])}")
+        return out
+
+    return em.generic([], em.empty(result), result, _identity_map(result.ndim),
+                      _iterators(result.ndim), body)
+
+
+def lower_take(em, op, args, avals, params, result) -> str:
+    """A gather as a linalg.generic over the result whose body extracts from the operand;
+    indices are normalized (negative from the end) and clamped, as JAX's indexing does."""
+    x, idx = avals
+    axis, k = params["axis"], idx.ndim
+    idx_map = _map(result.ndim, [f"d{axis + j}" for j in range(k)])
+
+    def body(bargs, _):
+        i, n, zero, neg, wrapped, top, low, clamped = (em.fresh("g") for _ in range(8))
+        cast = "index_castui" if kind(idx.dtype) == "u" else "index_cast"
+        em.emit(f"  {i} = arith.{cast} {bargs[0]} : {_etype(idx)} to index")
+        em.emit(f"  {n} = arith.constant {x.shape[axis]} : index")
+        em.emit(f"  {zero} = arith.constant 0 : index")
+        em.emit(f"  {neg} = arith.cmpi slt, {i}, {zero} : index")
+        em.emit(f"  {wrapped} = arith.addi {i}, {n} : index")
+        em.emit(f"  {low} = arith.select {neg}, {wrapped}, {i} : index")
+        em.emit(f"  {top} = arith.constant {x.shape[axis] - 1} : index")
+        em.emit(f"  {clamped} = arith.maxsi {low}, {zero} : index")
+        final = em.fresh("g")
+        em.emit(f"  {final} = arith.minsi {clamped}, {top} : index")
+        coords = []
+        for d in range(x.ndim):
+            if d == axis:
+                coords.append(final)
+                continue
+            c = em.fresh("g")
+            em.emit(f"  {c} = linalg.index {d if d < axis else d + k - 1} : index")
+            coords.append(c)
+        out = em.fresh("g")
+        em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {_ttype(x)}")
+        return out
+
+    return em.generic([(args[1], idx, idx_map)], em.empty(result), result,
+                      _identity_map(result.ndim), _iterators(result.ndim), body)
+
+
 def lower_reduction(em, op, args, avals, params, result) -> str:
     (x,) = avals
     axes = tuple(params["axes"])
@@ -461,6 +532,9 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.DYNAMIC_UPDATE_SLICE: lower_dynamic_update_slice,
     ops.DEBUG_PRINT: lower_debug_print,
     ops.FUSION: lower_fusion,
+    ops.SLICE: lower_slice,
+    ops.REV: lower_rev,
+    ops.TAKE: lower_take,
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,

@@ -251,6 +251,33 @@ irdl.dialect @ember {
     irdl.operands(operand: %t0, update: %t1, start_indices: variadic %t2)
     irdl.results(result: %t3)
   }
+  irdl.operation @slice {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+    %a0 = irdl.base "#builtin.dense_array"
+    %a1 = irdl.base "#builtin.dense_array"
+    %a2 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"start_indices" = %a0, "limit_indices" = %a1, "strides" = %a2}
+  }
+  irdl.operation @rev {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"dimensions" = %a0}
+  }
+  irdl.operation @take {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0, indices: %t1)
+    irdl.results(result: %t2)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"axis" = %a0}
+  }
   irdl.operation @if {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

@@ -151,12 +151,42 @@ def dynamic_update_slice_case(draw):
             {})
 
 
+@st.composite
+def slice_case(draw):
+    shape = draw(st.sampled_from([(5,), (3, 4)]))
+    starts = [draw(st.integers(0, d)) for d in shape]
+    limits = [draw(st.integers(s, d)) for s, d in zip(starts, shape, strict=True)]
+    strides = [draw(st.integers(1, 3)) for _ in shape]
+    return [draw(values(DTYPES["f"], shape))], {
+        "start_indices": tuple(starts), "limit_indices": tuple(limits), "strides": tuple(strides)}
+
+
+@st.composite
+def rev_case(draw):
+    shape = draw(st.sampled_from([(5,), (3, 4), (2, 3, 2)]))
+    dims = draw(st.lists(st.integers(0, len(shape) - 1), unique=True))
+    return [draw(values(DTYPES["i"], shape))], {"dimensions": tuple(dims)}
+
+
+@st.composite
+def take_case(draw):
+    shape = draw(st.sampled_from([(5,), (3, 4)]))
+    axis = draw(st.integers(0, len(shape) - 1))
+    idx_shape = draw(st.sampled_from([(), (3,), (2, 2)]))
+    dtype = DTYPES[draw(st.sampled_from("iu"))]
+    bound = shape[axis] + 2
+    lo = -bound if dtype.kind == "i" else 0
+    indices = draw(hnp.arrays(dtype, idx_shape, elements=st.integers(lo, bound)))
+    return [draw(values(DTYPES["f"], shape)), indices], {"axis": axis}
+
+
 def case_for(op):
     special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
                O.DYNAMIC_SLICE: dynamic_slice_case,
                O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice_case,
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
-               O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case}
+               O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
+               O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -1,0 +1,72 @@
+"""Rows of the op table for indexing: static strided slices, reversal and gathers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .opdef import Attr, OpDef, Trait
+from .opdef import require as _require
+from .types import ShapedArray, kind
+
+_MOVE = frozenset({Trait.PURE, Trait.DATA_MOVEMENT})
+
+
+def _slice() -> OpDef:
+    def infer(x: ShapedArray, *, start_indices, limit_indices, strides) -> ShapedArray:
+        ok = (len(start_indices) == len(limit_indices) == len(strides) == x.ndim and all(
+            0 <= s <= lim <= d and st > 0 for s, lim, st, d in zip(
+                start_indices, limit_indices, strides, x.shape, strict=True)))
+        _require(ok, "ember.slice", f"0 <= start <= limit <= dim and stride > 0 for {x.shape}",
+                 (tuple(start_indices), tuple(limit_indices), tuple(strides)))
+        shape = tuple(-(-(lim - s) // st) for s, lim, st in zip(start_indices, limit_indices,
+                                                                 strides, strict=True))
+        return ShapedArray(shape, x.dtype, x.weak_type)
+
+    def reference(x, *, start_indices, limit_indices, strides):
+        return x[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices,
+                                                               strides, strict=True))]
+
+    return OpDef("ember.slice", ("operand",), infer, reference, _MOVE,
+                 {"start_indices": Attr.I64_ARRAY, "limit_indices": Attr.I64_ARRAY,
+                  "strides": Attr.I64_ARRAY},
+                 doc="A static strided slice (XLA's slice): positive strides only.")
+
+
+def _rev() -> OpDef:
+    def infer(x: ShapedArray, *, dimensions) -> ShapedArray:
+        _require(all(0 <= d < x.ndim for d in dimensions) and
+                 len(set(dimensions)) == len(dimensions), "ember.rev",
+                 f"distinct dimensions of a rank-{x.ndim} operand", tuple(dimensions))
+        return x
+
+    def reference(x, *, dimensions):
+        return np.flip(x, axis=tuple(dimensions)) if len(dimensions) else x
+
+    return OpDef("ember.rev", ("operand",), infer, reference, _MOVE,
+                 {"dimensions": Attr.I64_ARRAY}, doc="Reverse the order along `dimensions`.")
+
+
+def _take() -> OpDef:
+    def infer(x: ShapedArray, indices: ShapedArray, *, axis) -> ShapedArray:
+        _require(0 <= axis < x.ndim, "ember.take", f"an axis of a rank-{x.ndim} operand", axis)
+        _require(kind(indices.dtype) in "iu", "ember.take", "integer indices",
+                 indices.str_short())
+        _require(x.shape[axis] > 0 or indices.size == 0, "ember.take",
+                 "a non-empty axis to index", x.shape)
+        return ShapedArray(x.shape[:axis] + indices.shape + x.shape[axis + 1:], x.dtype,
+                           x.weak_type)
+
+    def reference(x, indices, *, axis):
+        n = x.shape[axis]
+        idx = np.where(indices < 0, indices.astype(np.int64) + n, indices)
+        return np.take(x, np.clip(idx, 0, max(n - 1, 0)), axis=axis)
+
+    return OpDef("ember.take", ("operand", "indices"), infer, reference, _MOVE,
+                 {"axis": Attr.I64},
+                 doc="Gather along `axis`: negative indices count from the end, and out of "
+                     "range ones are clamped, as JAX's indexing does.")
+
+
+SLICE = _slice()
+REV = _rev()
+TAKE = _take()
