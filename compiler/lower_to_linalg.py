@@ -75,7 +75,8 @@ class Emitter:
     def filled(self, aval: ShapedArray, value) -> str:
         init = self.empty(aval)
         scalar, name = self.fresh("c"), self.fresh("f")
-        self.emit(f"{scalar} = arith.constant {eir.literal(value, aval.dtype)} : {_etype(aval)}")
+        text = str(int(bool(value))) if aval.dtype == np.bool_ else eir.literal(value, aval.dtype)
+        self.emit(f"{scalar} = arith.constant {text} : {_etype(aval)}")
         self.emit(f"{name} = linalg.fill ins({scalar} : {_etype(aval)}) outs({init} : "
                   f"{_ttype(aval)}) -> {_ttype(aval)}")
         return name
@@ -313,6 +314,70 @@ def lower_take(em, op, args, avals, params, result) -> str:
                       _identity_map(result.ndim), _iterators(result.ndim), body)
 
 
+_SCATTER_COMBINE = {"add": ops.ADD, "mul": ops.MUL, "min": ops.MIN, "max": ops.MAX}
+
+
+def lower_scatter(em, op, args, avals, params, result) -> str:
+    """Each output element folds the updates aimed at it, in order (O(N*K): meant for the
+    small updates of `.at[]`); positions out of range match nothing, so they are dropped.
+    Two reductions (was any update aimed here; their combined value) then one select: the
+    operand is never a linalg `outs`, which IREE may write in place into the caller's
+    buffer (seen with an argument as `outs`; iree-org/iree#16168)."""
+    x, pos, upd = avals
+    row = _SCATTER_COMBINE.get(params["combine"])
+    inputs = [(args[1], pos, _map(2, ["d1"])), (args[2], upd, _map(2, ["d1"]))]
+    flag = ShapedArray(x.shape, np.dtype(np.bool_))
+
+    def matches(bargs) -> str:
+        j, j_int, match = (em.fresh("s") for _ in range(3))
+        em.emit(f"  {j} = linalg.index 0 : index")
+        em.emit(f"  {j_int} = arith.index_cast {j} : index to {_etype(pos)}")
+        em.emit(f"  {match} = arith.cmpi eq, {bargs[0]}, {j_int} : {_etype(pos)}")
+        return match
+
+    def found_body(bargs, out):
+        hit = em.fresh("s")
+        em.emit(f"  {hit} = arith.ori {out}, {matches(bargs)} : i1")
+        return hit
+
+    def value_body(bargs, out):
+        match, picked = matches(bargs), em.fresh("s")
+        new = bargs[1]
+        if row is not None:
+            template = row.scalar(kind(x.dtype), _derived([x, x], x, {}))
+            new = em.scalar_body(template, [out, bargs[1]], _etype(x), _etype(x))
+        em.emit(f"  {picked} = arith.select {match}, {new}, {out} : {_etype(x)}")
+        return picked
+
+    out_map, its = _map(2, ["d0"]), _iterators(1, 1)
+    found = em.generic(inputs, em.filled(flag, False), flag, out_map, its, found_body)
+    first = {"mul": 1, "min": _extreme(x, high=True), "max": _extreme(x, high=False)}
+    value = em.generic(inputs, em.filled(x, first.get(params["combine"], 0)), x, out_map, its,
+                       value_body)
+
+    def combine(bargs, _):
+        new = bargs[2]
+        if row is not None:
+            template = row.scalar(kind(x.dtype), _derived([x, x], x, {}))
+            new = em.scalar_body(template, [bargs[1], bargs[2]], _etype(x), _etype(x))
+        out = em.fresh("s")
+        em.emit(f"  {out} = arith.select {bargs[0]}, {new}, {bargs[1]} : {_etype(x)}")
+        return out
+
+    ident = _identity_map(1)
+    return em.generic([(found, flag, ident), (args[0], x, ident), (value, x, ident)],
+                      em.empty(x), x, ident, _iterators(1), combine)
+
+
+def _extreme(aval: ShapedArray, high: bool):
+    if aval.dtype == np.bool_:
+        return high
+    if kind(aval.dtype) == "f":
+        return np.inf if high else -np.inf
+    info = np.iinfo(aval.dtype)
+    return info.max if high else info.min
+
+
 def lower_reduction(em, op, args, avals, params, result) -> str:
     (x,) = avals
     axes = tuple(params["axes"])
@@ -535,6 +600,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.SLICE: lower_slice,
     ops.REV: lower_rev,
     ops.TAKE: lower_take,
+    ops.SCATTER: lower_scatter,
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,

@@ -6,7 +6,9 @@ Each phase is a list of passes run by one PassManager; running a phase twice cha
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.metadata
+from pathlib import Path
 
 from iree.compiler import ir as mlir
 from iree.compiler import version as iree_version
@@ -87,11 +89,18 @@ def clone(module: mlir.Module) -> mlir.Module:
 
 @functools.cache
 def _versions() -> tuple[str, str]:
+    """Ember's version plus a digest of its compiler's source (a changed lowering must not
+    reuse modules compiled by the old one), and IREE's version."""
     try:
         ember = importlib.metadata.version("ember")
     except importlib.metadata.PackageNotFoundError:
         ember = "unknown"
-    return ember, f"{iree_version.VERSION} {iree_version.REVISIONS.get('IREE', '')}"
+    digest = hashlib.sha256()
+    for folder in (Path(__file__).parent, Path(eir.__file__).parent):
+        for source in sorted(folder.glob("*.py")):
+            digest.update(source.read_bytes())
+    return f"{ember}+{digest.hexdigest()[:16]}", (
+        f"{iree_version.VERSION} {iree_version.REVISIONS.get('IREE', '')}")
 
 
 def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> CacheKey:

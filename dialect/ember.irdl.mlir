@@ -278,6 +278,16 @@ irdl.dialect @ember {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"axis" = %a0}
   }
+  irdl.operation @scatter {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    %t3 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0, positions: %t1, updates: %t2)
+    irdl.results(result: %t3)
+    %a0 = irdl.base "#builtin.string"
+    irdl.attributes {"combine" = %a0}
+  }
   irdl.operation @if {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

@@ -67,6 +67,36 @@ def _take() -> OpDef:
                      "range ones are clamped, as JAX's indexing does.")
 
 
+_COMBINE = {"set": lambda old, new: new, "add": np.add, "mul": np.multiply,
+            "min": np.minimum, "max": np.maximum}
+
+
+def _scatter() -> OpDef:
+    def infer(x: ShapedArray, positions: ShapedArray, updates: ShapedArray, *,
+              combine) -> ShapedArray:
+        _require(x.ndim == positions.ndim == updates.ndim == 1 and
+                 positions.shape == updates.shape and kind(positions.dtype) == "i" and
+                 updates.dtype == x.dtype, "ember.scatter",
+                 "a 1-D operand, and 1-D integer positions and updates of one length",
+                 (x.str_short(), positions.str_short(), updates.str_short()))
+        _require(combine in _COMBINE, "ember.scatter", f"combine in {sorted(_COMBINE)}",
+                 combine)
+        return x
+
+    def reference(x, positions, updates, *, combine):
+        out = np.array(x)
+        for p, u in zip(positions.tolist(), updates, strict=True):
+            if 0 <= p < out.size:
+                out[p] = _COMBINE[combine](out[p], u)
+        return out
+
+    return OpDef("ember.scatter", ("operand", "positions", "updates"), infer, reference,
+                 _MOVE, {"combine": Attr.STRING},
+                 doc="out = operand; for each k in order: out[positions[k]] = combine(out[...], "
+                     "updates[k]); positions outside the operand are dropped (JAX's scatter).")
+
+
+SCATTER = _scatter()
 SLICE = _slice()
 REV = _rev()
 TAKE = _take()

@@ -180,13 +180,24 @@ def take_case(draw):
     return [draw(values(DTYPES["f"], shape)), indices], {"axis": axis}
 
 
+@st.composite
+def scatter_case(draw):
+    n, k = draw(st.integers(1, 6)), draw(st.integers(0, 5))
+    dtype = DTYPES[draw(st.sampled_from("fi"))]
+    positions = draw(hnp.arrays(np.dtype(np.int32), (k,), elements=st.integers(-2, n + 1)))
+    return ([draw(values(dtype, (n,), small=True)), positions,
+             draw(values(dtype, (k,), small=True))],
+            {"combine": draw(st.sampled_from(["set", "add", "mul", "min", "max"]))})
+
+
 def case_for(op):
     special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
                O.DYNAMIC_SLICE: dynamic_slice_case,
                O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice_case,
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
                O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
-               O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case}
+               O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
+               O.SCATTER: scatter_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -25,6 +25,11 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     """`int(x)`, `range(x)` or `x.__index__()` on a traced value."""
 
 
+class NonConcreteBooleanIndexError(IndexError):
+    """A boolean mask computed under jit used as an index: the result's shape would depend
+    on the mask's values."""
+
+
 class TracerArrayConversionError(EmberTypeError):
     """`numpy.asarray(x)` on a traced value."""
 
@@ -36,6 +41,7 @@ class UnexpectedTracerError(EmberTypeError):
 __all__ = [
     "CompileError",
     "ConcretizationTypeError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ember import numpy as enp
+from ember.numpy import indexing
 from ember.runtime import Array
 
 from .core import Tracer
@@ -30,6 +31,8 @@ _METHODS = {
     "transpose": lambda self, *axes: enp.transpose(self, axes or None),
     "sum": enp.sum, "max": enp.max, "min": enp.min, "mean": enp.mean,
     "T": property(lambda self: enp.transpose(self)),
+    "__getitem__": indexing.getitem, "__setitem__": indexing.immutable,
+    "at": property(indexing._Indexer),
 }
 
 

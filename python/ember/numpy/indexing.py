@@ -1,0 +1,325 @@
+"""NumPy indexing with JAX's semantics: `x[idx]` and `x.at[idx].set/add/multiply/min/max/get`.
+
+`x[idx]`: integers (static, or traced, which clamp as JAX's retrieval does), slices with any
+step, `None`, `...`, integer arrays (gathers: negative indices count from the end, out of
+range ones clamp) and boolean masks on concrete arrays. A traced boolean mask has no static
+shape: NonConcreteBooleanIndexError.
+
+`x.at[idx].op(v)`: the same indices select the elements to update; out-of-range updates are
+dropped, as JAX's scatter does. Arrays are immutable: `x[i] = v` raises a TypeError that
+points here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ember import errors
+from ember.dialect import ops
+from ember.runtime import Array
+
+from .._src.core import Tracer, bind
+
+
+def _np():
+    import ember.numpy as enp  # the package imports this module
+
+    return enp
+
+
+def _is_array_index(i: Any) -> bool:
+    return isinstance(i, (list, np.ndarray, Array, Tracer)) and np.ndim(i) > 0
+
+
+def _normalize(x: Any, idx: Any) -> list[Any]:
+    """A list of entries, one per axis or None, with `...` expanded and boolean masks made
+    integer arrays."""
+    idx = list(idx) if isinstance(idx, tuple) else [idx]
+    out = []
+    for i in idx:
+        if isinstance(i, list):
+            i = np.asarray(i)
+            if i.dtype == object:
+                raise IndexError(f"indices must be rectangular integer lists, got {i!r}")
+        if isinstance(i, (bool, np.bool_)):
+            raise IndexError("a Python bool is not an index; use a boolean array mask")
+        is_mask = getattr(i, "dtype", None) == np.bool_ and np.ndim(i) > 0
+        if is_mask and isinstance(i, Tracer):
+            raise errors.NonConcreteBooleanIndexError(
+                f"Array boolean indices must be concrete; got a traced mask of shape "
+                f"{i.aval.str_short()}. Its True count decides the result's shape, which jit "
+                f"must know. Use ember.numpy.where(mask, x, fill) (same shape), or "
+                f"x.sum(where=...)-style reductions, or index outside jit.")
+        if is_mask:
+            out.extend(np.nonzero(np.asarray(i)))
+        else:
+            out.append(i)
+    consumed = sum(e is not None and e is not Ellipsis for e in out)
+    if sum(e is Ellipsis for e in out) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > np.ndim(x):
+        raise IndexError(f"too many indices for array: array is {np.ndim(x)}-dimensional, "
+                         f"but {consumed} were indexed")
+    ellipsis = [k for k, e in enumerate(out) if e is Ellipsis]
+    if ellipsis:
+        at = ellipsis[0]
+        out[at:at + 1] = [slice(None)] * (np.ndim(x) - consumed)
+        return out
+    return out + [slice(None)] * (np.ndim(x) - consumed)
+
+
+def _static_int(i: Any) -> int | None:
+    if isinstance(i, (int, np.integer)):
+        return int(i)
+    if isinstance(i, (Array, np.ndarray)) and i.ndim == 0 and i.dtype.kind in "iu":
+        return int(i)
+    return None
+
+
+def getitem(x: Any, idx: Any) -> Any:
+    enp = _np()
+    x = enp.asarray(x)
+    entries = _normalize(x, idx)
+    if any(_is_array_index(e) for e in entries):
+        return _advanced(x, entries)
+    # Basic part: slices and integers, one axis each; array indices keep their axis whole.
+    starts, limits, strides, flips, squeeze, dynamic = [], [], [], [], [], {}
+    axis = 0
+    for e in entries:
+        if e is None:
+            continue
+        n = x.shape[axis]
+        if isinstance(e, slice):
+            start, stop, step = e.indices(n)
+            if step < 0:  # reverse, then slice forward
+                flips.append(axis)
+                count = len(range(start, stop, step))
+                start = n - 1 - start
+                stop, step = start + (count - 1) * -step + 1 if count else start, -step
+            starts.append(start)
+            limits.append(max(stop, start))
+            strides.append(step)
+        elif _static_int(e) is not None:
+            i = _static_int(e)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            starts.append(i % n)
+            limits.append(i % n + 1)
+            strides.append(1)
+            squeeze.append(axis)
+        elif isinstance(e, Tracer) and e.ndim == 0 and e.dtype.kind in "iu":
+            dynamic[axis] = e
+            starts.append(0)
+            limits.append(1)
+            strides.append(1)
+            squeeze.append(axis)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None, and "
+                             f"integer or boolean arrays are valid indices, got {e!r}")
+        axis += 1
+    y = bind(ops.REV, x, dimensions=tuple(flips)) if flips else x
+    if dynamic:
+        y = _dynamic_part(y, dynamic)
+    if (tuple(starts), tuple(limits), tuple(strides)) != ((0,) * x.ndim, x.shape,
+                                                            (1,) * x.ndim):
+        y = bind(ops.SLICE, y, start_indices=tuple(starts), limit_indices=tuple(limits),
+                 strides=tuple(strides))
+    kept = [a for a in range(x.ndim) if a not in squeeze]
+    y = enp.reshape(y, tuple(y.shape[a] for a in kept))
+    new_axes = _new_axes(entries)
+    if not new_axes:
+        return y
+    shape = list(y.shape)
+    for pos in new_axes:
+        shape.insert(pos, 1)
+    return enp.reshape(y, tuple(shape))
+
+
+def _advanced(x: Any, entries: list[Any]) -> Any:
+    """NumPy's advanced indexing: integers count as (0-d) index arrays too. The gather reads
+    `x` itself and the slices apply to its result (a gather of a slice fused into one
+    dispatch made IREE 3.13's CPU codegen fail)."""
+    if any(e is None for e in entries):
+        raise NotImplementedError("None together with integer-array indices is not "
+                                  "supported yet; index in two steps")
+    arrays, basic = [], []
+    for axis, e in enumerate(entries):
+        if isinstance(e, slice):
+            basic.append((axis, e))
+        elif isinstance(e, (int, np.integer)) or _is_array_index(e) or (
+                np.ndim(e) == 0 and getattr(e, "dtype", np.dtype(np.int32)).kind in "iu"):
+            arrays.append((axis, e))
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None, and "
+                             f"integer or boolean arrays are valid indices, got {e!r}")
+    for _, e in arrays:
+        dtype = getattr(e, "dtype", None) or np.asarray(e).dtype
+        if np.dtype(dtype).kind not in "iu":
+            raise IndexError(f"array indices must be integers or booleans, got {dtype}")
+    y = _gather(x, arrays)
+    axes = [a for a, _ in arrays]
+    width = y.ndim - (x.ndim - len(axes))  # dims the broadcast indices contribute
+    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    rest = [e for _, e in basic]
+    if adjacent:
+        before = [e for a, e in basic if a < axes[0]]
+        after = [e for a, e in basic if a > axes[-1]]
+        index = before + [slice(None)] * width + after
+    else:
+        index = [slice(None)] * width + rest
+    return getitem(y, tuple(index)) if any(e != slice(None) for e in index) else y
+
+
+def _dynamic_part(x: Any, dynamic: dict[int, Tracer]) -> Any:
+    """Traced integers: a size-1 dynamic slice per axis (negative counts from the end; the
+    start clamps, as JAX's retrieval does)."""
+    enp = _np()
+    starts = []
+    for a in range(x.ndim):
+        if a in dynamic:
+            i = enp.asarray(dynamic[a]).astype(np.int32)
+            starts.append(enp.where(i < 0, i + x.shape[a], i))
+        else:
+            starts.append(np.int32(0))
+    sizes = tuple(1 if a in dynamic else n for a, n in enumerate(x.shape))
+    return bind(ops.DYNAMIC_SLICE, x, *starts, sizes=sizes)
+
+
+def _gather(y: Any, arrays: list[tuple[int, Any]]) -> Any:
+    """NumPy's advanced indexing over the integer arrays `arrays` ((axis of y, indices)):
+    adjacent ones put the broadcast index shape where they stand, separated ones in front."""
+    if not arrays:
+        return y
+    enp = _np()
+    axes = [a for a, _ in arrays]
+    index = [enp.asarray(e) for _, e in arrays]
+    shape = np.broadcast_shapes(*(tuple(i.shape) for i in index))
+    index = [enp.broadcast_to(i, shape) for i in index]
+    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    if not adjacent:  # move the indexed axes to the front
+        rest = [a for a in range(y.ndim) if a not in axes]
+        y = enp.transpose(y, axes + rest)
+        axes = list(range(len(axes)))
+    first = axes[0]
+    dims = [y.shape[a] for a in axes]
+    if len(axes) > 1:  # one merged axis, one flat index (each component normalized first)
+        flat = None
+        for i, n, stride in zip(index, dims, _strides(dims), strict=True):
+            i = i.astype(np.int32)
+            i = enp.minimum(enp.maximum(enp.where(i < 0, i + n, i), 0), n - 1)
+            flat = i * stride if flat is None else flat + i * stride
+        y = enp.reshape(y, y.shape[:first] + (math.prod(dims),) + y.shape[axes[-1] + 1:])
+        index = [flat]
+    return bind(ops.TAKE, y, index[0], axis=first)
+
+
+def _strides(dims: list[int]) -> list[int]:
+    return [math.prod(dims[k + 1:]) for k in range(len(dims))]
+
+
+def _new_axes(entries: list[Any]) -> list[int]:
+    """Result positions of `None` entries (basic indexing)."""
+    positions, out = [], 0
+    for e in entries:
+        if e is None:
+            positions.append(out)
+            out += 1
+        elif isinstance(e, slice):
+            out += 1
+    return positions
+
+
+# ----------------------------------------------------------------------------- x.at[idx]
+
+class _Indexer:
+    __slots__ = ("_x",)
+
+    def __init__(self, x: Any):
+        self._x = x
+
+    def __getitem__(self, idx: Any) -> _Update:
+        return _Update(self._x, idx)
+
+
+class _Update:
+    """`x.at[idx]`: functional updates of the selected elements."""
+
+    __slots__ = ("_x", "_idx")
+
+    def __init__(self, x: Any, idx: Any):
+        self._x, self._idx = x, idx
+
+    def get(self) -> Any:
+        return getitem(self._x, self._idx)
+
+    def set(self, values: Any) -> Any:
+        return self._scatter(values, "set")
+
+    def add(self, values: Any) -> Any:
+        return self._scatter(values, "add")
+
+    def multiply(self, values: Any) -> Any:
+        return self._scatter(values, "mul")
+
+    mul = multiply
+
+    def min(self, values: Any) -> Any:
+        return self._scatter(values, "min")
+
+    def max(self, values: Any) -> Any:
+        return self._scatter(values, "max")
+
+    def _scatter(self, values: Any, combine: str) -> Any:
+        enp = _np()
+        x = enp.asarray(self._x)
+        positions = _positions(x, self._idx)
+        updates = enp.broadcast_to(enp.asarray(values).astype(x.dtype), positions.shape)
+        flat = bind(ops.SCATTER, enp.reshape(x, (x.size,)),
+                    enp.reshape(positions, (positions.size,)),
+                    enp.reshape(updates, (updates.size,)), combine=combine)
+        return enp.reshape(flat, x.shape)
+
+
+def _positions(x: Any, idx: Any) -> Any:
+    """The flat position of each selected element, or -1 where an index is out of range (its
+    update is dropped): `idx` applied to a table of positions padded by one -1 per axis, with
+    out-of-range indices sent to the padding. The table depends on the shape only: it is
+    made on the host (as an iota graph, IREE's constant evaluation failed to compile it)."""
+    table = np.full(tuple(n + 1 for n in x.shape), -1, np.int32)
+    table[tuple(slice(0, n) for n in x.shape)] = np.arange(x.size, dtype=np.int32).reshape(
+        x.shape)
+    entries = _normalize(x, idx)
+    sent, axis, traced = [], 0, False
+    for e in entries:
+        if e is None:
+            sent.append(e)
+            continue
+        n = x.shape[axis]
+        if isinstance(e, slice):
+            start, stop, step = e.indices(n)
+            sent.append(slice(start, stop if stop >= 0 else None, step))
+        elif _static_int(e) is not None:
+            i = _static_int(e)
+            sent.append(i % n if -n <= i < n else n)
+        elif isinstance(e, np.ndarray):
+            i = np.where(e < 0, e.astype(np.int64) + n, e)
+            sent.append(np.where((i < 0) | (i >= n), n, i))
+        else:  # traced integers and device arrays: out of range -> the padding
+            enp = _np()
+            i = enp.asarray(e).astype(np.int32)
+            i = enp.where(i < 0, i + n, i)
+            sent.append(enp.where((i < 0) | (i >= n), n, i))
+            traced = True
+        axis += 1
+    if not traced:  # everything static: the positions are a constant
+        return _np().asarray(table[tuple(sent)])
+    return getitem(table, tuple(sent))
+
+
+def immutable(self: Any, idx: Any, value: Any) -> None:
+    raise TypeError(f"'{type(self).__name__}' object does not support item assignment: ember "
+                    f"arrays are immutable, as in JAX. Use x = x.at[idx].set(value) (or .add, "
+                    f".multiply, .min, .max) for a functional update.")

@@ -1,0 +1,152 @@
+"""Indexing with JAX's semantics against NumPy: x[idx] and x.at[idx], eagerly and under jit."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as jnp
+from ember.errors import NonConcreteBooleanIndexError
+from helpers import assert_close
+
+SHAPE = (4, 5, 3)
+HOST = np.arange(60, dtype=np.float32).reshape(SHAPE) - 20
+
+
+def _slices(n):
+    bound = st.one_of(st.none(), st.integers(-n - 2, n + 2))
+    step = st.one_of(st.none(), st.integers(-3, 3).filter(bool))
+    return st.builds(slice, bound, bound, step)
+
+
+@st.composite
+def basic_indices(draw):
+    """Integers in range, slices with any step (incl. negative and out-of-range bounds),
+    None and an Ellipsis."""
+    entries = []
+    for n in SHAPE[:draw(st.integers(0, 3))]:
+        entries.append(draw(st.one_of(st.integers(-n, n - 1), _slices(n))))
+    if draw(st.booleans()):
+        entries.insert(draw(st.integers(0, len(entries))), None)
+    if draw(st.booleans()):
+        entries.append(Ellipsis)
+    return tuple(entries)
+
+
+@given(basic_indices())
+def test_basic_indexing_matches_numpy(idx):
+    expected = HOST[idx]
+    assert_close(jnp.asarray(HOST)[idx], expected)
+
+
+@given(basic_indices())
+def test_basic_indexing_under_jit(idx):
+    assert_close(ember.jit(lambda x: x[idx])(HOST), HOST[idx])
+
+
+@st.composite
+def advanced_indices(draw):
+    """One or two integer arrays (negative allowed), adjacent or not, with slices."""
+    axes = sorted(draw(st.lists(st.integers(0, 2), min_size=1, max_size=2, unique=True)))
+    shape = draw(st.sampled_from([(2,), (2, 3), ()])) if len(axes) == 1 else (3,)
+    idx = []
+    for a, n in enumerate(SHAPE):
+        if a in axes:
+            idx.append(np.asarray(draw(st.lists(st.integers(-n, n - 1),
+                                                min_size=int(np.prod(shape)),
+                                                max_size=int(np.prod(shape)))),
+                                  np.int32).reshape(shape))
+        else:  # integers count as advanced indices when arrays are present (NumPy)
+            idx.append(draw(st.one_of(st.just(slice(None)), st.just(slice(1, None, 2)),
+                                      st.integers(-n, n - 1))))
+    return tuple(idx)
+
+
+@given(advanced_indices())
+def test_integer_array_indexing_matches_numpy(idx):
+    assert_close(jnp.asarray(HOST)[idx], HOST[idx])
+    arrays = [k for k, i in enumerate(idx) if isinstance(i, np.ndarray)]
+
+    def traced(x, *values):  # the integer arrays are traced arguments; slices stay static
+        full = list(idx)
+        for k, v in zip(arrays, values, strict=True):
+            full[k] = v
+        return x[tuple(full)]
+
+    assert_close(ember.jit(traced)(HOST, *(idx[k] for k in arrays)), HOST[idx])
+
+
+def test_traced_integers_and_gathers_clamp_like_jax(jax):
+    x = jnp.asarray(HOST)
+    f = ember.jit(lambda x, i, j: (x[i], x[:, j]))
+    for i in (-6, -1, 0, 3, 7):
+        j = np.array([i, -1, 9], np.int32)
+        got = f(x, i, j)
+        want = jax.jit(lambda x, i, j: (x[i], x[:, j]))(HOST, i, j)
+        for g, w in zip(got, want, strict=True):
+            assert_close(g, np.asarray(w))
+
+
+def test_boolean_masks_on_concrete_arrays():
+    mask = HOST > 10
+    assert_close(jnp.asarray(HOST)[mask], HOST[mask])
+    assert_close(jnp.asarray(HOST)[:, HOST[0, :, 0] > -18], HOST[:, HOST[0, :, 0] > -18])
+
+
+def test_traced_boolean_mask_raises_with_the_fix():
+    with pytest.raises(NonConcreteBooleanIndexError, match="boolean indices must be concrete"
+                       ".*jnp|ember.numpy.where"):
+        ember.jit(lambda x: x[x > 3])(HOST)
+
+
+def test_arrays_are_immutable():
+    x = jnp.asarray(HOST)
+    with pytest.raises(TypeError, match=r"immutable.*x.at\[idx\].set"):
+        x[0] = 1
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 4"):
+        x[4]  # noqa: B018
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0, 0]  # noqa: B018
+
+
+def _np_at(x, idx, op, v):
+    out = x.copy()
+    if op == "set":
+        out[idx] = v
+    else:
+        ufunc = {"add": np.add, "multiply": np.multiply, "min": np.minimum,
+                 "max": np.maximum}[op]
+        ufunc.at(out, idx, v)
+    return out
+
+
+@given(st.one_of(basic_indices(), advanced_indices()),
+       st.sampled_from(["set", "add", "multiply", "min", "max"]),
+       st.floats(-4, 4, width=32))
+def test_at_updates_match_numpy(idx, op, value):
+    if any(isinstance(i, np.ndarray) and i.ndim == 2 for i in idx):
+        return  # NumPy's ufunc.at broadcasts these differently; covered by the case below
+    expected = _np_at(HOST, idx, op, np.float32(value))
+    assert_close(getattr(jnp.asarray(HOST).at[idx], op)(np.float32(value)), expected)
+    jitted = ember.jit(lambda x, v: getattr(x.at[idx], op)(v))(HOST, np.float32(value))
+    assert_close(jitted, expected)
+
+
+def test_at_drops_out_of_range_updates_like_jax(jax):
+    x = jnp.asarray(HOST)
+    f = ember.jit(lambda x, i: x.at[i].add(100.0))
+    g = jax.jit(lambda x, i: x.at[i].add(100.0))
+    for i in (-5, -1, 2, 4, 9):
+        assert_close(f(x, i), np.asarray(g(HOST, i)))
+    idx = np.array([0, 0, 7, -1], np.int32)  # repeats accumulate; 7 is dropped
+    assert_close(x.at[idx].add(1.0), np.asarray(jax.numpy.asarray(HOST).at[idx].add(1.0)))
+    assert_close(x.at[1:3, ::2].get(), HOST[1:3, ::2])
+
+
+def test_updates_never_touch_the_input():
+    x = jnp.asarray(HOST)
+    before = np.array(x)
+    for op in ("set", "add", "multiply", "min", "max"):
+        getattr(x.at[:, ::2], op)(2.0).block_until_ready()
+    assert_close(x, before)
