@@ -224,7 +224,16 @@ def test_op_matches_numpy(name):
         args, params = case
         expected = np.asarray(op.reference(*args, **params))
         actual = np.asarray(run_op(op, args, params))
-        loose = op in LOOSE or op is O.DOT_GENERAL
+        if expected.dtype.kind == "f":  # compiled code flushes subnormal results to zero
+            tiny = np.finfo(expected.dtype).tiny
+            expected = np.where(np.abs(expected) < tiny, np.copysign(0, expected), expected)
+        if op is O.DOT_GENERAL and expected.dtype.kind == "f":
+            # Summation order differs (IREE vectorizes): bound the error by the magnitude of
+            # the terms, not of the result, which cancellation can make tiny.
+            terms = np.abs(op.reference(*(np.abs(a) for a in args), **params))
+            assert np.all(np.abs(actual - expected) <= 1e-5 * terms + 1e-5), (actual, expected)
+            return
+        loose = op in LOOSE
         atol = 1e-5 if loose else 0
         assert_close(actual, expected, rtol=2e-5 if loose else 1e-6, atol=atol)
 

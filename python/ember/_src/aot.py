@@ -88,6 +88,13 @@ def abi(name: str, target: str, in_tree: optree.PyTreeSpec, in_avals: Sequence[S
     }, separators=(",", ":"))
 
 
+def signature(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> str:
+    """`(f32[3], i32[]) -> (f32[3])`: what compiled code takes and returns."""
+    ins = ", ".join(a.str_short() for a in in_avals)
+    outs = ", ".join(a.str_short() for a in out_avals)
+    return f"({ins}) -> ({outs})"
+
+
 class Loaded:
     """A saved module, callable like the jitted function it came from."""
 
@@ -112,9 +119,7 @@ class Loaded:
         self._executable: Executable | None = None
 
     def signature(self) -> str:
-        ins = ", ".join(a.str_short() for a in self.in_avals)
-        outs = ", ".join(a.str_short() for a in self.out_avals)
-        return f"({ins}) -> ({outs})"
+        return signature(self.in_avals, self.out_avals)
 
     def __repr__(self) -> str:
         return f"<ember.Loaded {self.name} {self.signature()} for {self.target}>"

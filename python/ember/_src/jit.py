@@ -502,10 +502,8 @@ class Compiled:
         return self._out_avals
 
     def signature(self) -> str:
-        """`(f32[3], i32[]) -> (f32[3],)`: what this compiled code takes and returns."""
-        ins = ", ".join(a.str_short() for a in self.in_avals)
-        outs = ", ".join(a.str_short() for a in self.out_avals)
-        return f"({ins}) -> ({outs})"
+        """`(f32[3], i32[]) -> (f32[3])`: what this compiled code takes and returns."""
+        return aot.signature(self.in_avals, self.out_avals)
 
     def __repr__(self) -> str:
         return f"<ember.Compiled {self.lowered.name} {self.signature()}>"

@@ -1,0 +1,129 @@
+"""Text emission for ember-lower-to-linalg: SSA naming, linalg.generic, type spellings.
+
+Shared by the lowerings of compute ops (lower_to_linalg.py), indexing (lower_indexing.py) and
+regions (lower_regions.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ember.dialect import ir as eir
+from ember.dialect.ops import OpDef
+from ember.dialect.types import ShapedArray, kind, signless_element_type
+
+_UNSIGNED = re.compile(r"\bui(8|16|32|64)\b|(?<=x)ui(8|16|32|64)\b")
+
+
+def signless(text: str) -> str:
+    return _UNSIGNED.sub(lambda m: "i" + (m.group(1) or m.group(2)), text)
+
+
+def ttype(aval: ShapedArray) -> str:
+    return aval.signless_tensor_type()
+
+
+def etype(aval: ShapedArray) -> str:
+    return signless_element_type(aval.dtype)
+
+
+def affine_map(ndim: int, exprs: list[str]) -> str:
+    dims = ", ".join(f"d{i}" for i in range(ndim))
+    return f"affine_map<({dims}) -> ({', '.join(exprs)})>"
+
+
+def identity_map(ndim: int) -> str:
+    return affine_map(ndim, [f"d{i}" for i in range(ndim)])
+
+
+def iterators(parallel: int, reduction: int = 0) -> str:
+    its = ['"parallel"'] * parallel + ['"reduction"'] * reduction
+    return f"[{', '.join(its)}]"
+
+
+@dataclass
+class Emitter:
+    """Accumulates the lowered lines of one function, naming SSA values uniquely."""
+
+    lines: list[str] = field(default_factory=list)
+    names: dict = field(default_factory=dict)
+    counter: int = 0
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"%{prefix}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def empty(self, aval: ShapedArray) -> str:
+        name = self.fresh("e")
+        self.emit(f"{name} = tensor.empty() : {ttype(aval)}")
+        return name
+
+    def filled(self, aval: ShapedArray, value) -> str:
+        init = self.empty(aval)
+        scalar, name = self.fresh("c"), self.fresh("f")
+        text = str(int(bool(value))) if aval.dtype == np.bool_ else eir.literal(value, aval.dtype)
+        self.emit(f"{scalar} = arith.constant {text} : {etype(aval)}")
+        self.emit(f"{name} = linalg.fill ins({scalar} : {etype(aval)}) outs({init} : "
+                  f"{ttype(aval)}) -> {ttype(aval)}")
+        return name
+
+    def scalar_body(self, template: str, args: list[str], elem: str, result_elem: str) -> str:
+        """Instantiate an op-table scalar template; returns the SSA name of its result."""
+        if template.strip() == "{r} = {0}":
+            return args[0]
+        subst = {"t": elem, "rt": result_elem, "r": self.fresh("s")}
+        subst.update({f"x{i}": self.fresh("x") for i in range(template.count("{x"))})
+        template = template.replace("{", "{{").replace("}", "}}")
+        template = re.sub(r"\{\{(\w+)\}\}", r"{\1}", template)
+        for line in template.split("\n"):
+            self.emit("  " + line.format(*args, **subst))
+        return subst["r"]
+
+    def generic(self, inputs: list[tuple[str, ShapedArray, str]], out: str, out_aval: ShapedArray,
+                out_map: str, iterators: str, body: Callable[[list[str], str], str]) -> str:
+        """A linalg.generic; `body(block_args, out_arg)` emits the region and returns the
+        value to yield."""
+        name = self.fresh()
+        maps = ", ".join([m for _, _, m in inputs] + [out_map])
+        ins = ", ".join(n for n, _, _ in inputs)
+        in_types = ", ".join(ttype(a) for _, a, _ in inputs)
+        ins_clause = f" ins({ins} : {in_types})" if inputs else ""
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+                  f"{iterators}}}{ins_clause} outs({out} : {ttype(out_aval)}) {{")
+        args = [self.fresh("in") for _ in inputs]
+        out_arg = self.fresh("out")
+        block = ", ".join(f"{a}: {etype(av)}" for a, (_, av, _) in zip(args, inputs, strict=True))
+        self.emit(f"^bb0({block}{', ' if block else ''}{out_arg}: {etype(out_aval)}):")
+        result = body(args, out_arg)
+        self.emit(f"  linalg.yield {result} : {etype(out_aval)}")
+        self.emit(f"}} -> {ttype(out_aval)}")
+        return name
+
+
+Lowering = Callable[[Emitter, OpDef, list[str], list[ShapedArray], dict, ShapedArray], str]
+
+
+def derived(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict:
+    """What scalar templates may ask besides IR attributes (convert's source and target)."""
+    src = avals[-1] if avals else result
+    return dict(params, to=kind(result.dtype), src_bits=bits(src), dst_bits=bits(result),
+                same=src.dtype == result.dtype)
+
+
+def bits(aval: ShapedArray) -> int:
+    return 1 if aval.dtype == np.bool_ else aval.dtype.itemsize * 8
+
+
+def results_lhs(name: str, n: int) -> tuple[str, list[str]]:
+    """The left-hand side for `n` results named `name`, and how each is referred to."""
+    if n == 1:
+        return name, [name]
+    return f"{name}:{n}", [f"{name}#{i}" for i in range(n)]
+

@@ -1,0 +1,169 @@
+"""Lowerings of the ops with regions: ember.if / ember.case / ember.while to scf, and
+ember.fusion to one linalg.generic."""
+
+from __future__ import annotations
+
+import numpy as np
+from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
+from ember.dialect import ops
+from ember.dialect.ops import Trait
+from ember.dialect.types import ShapedArray, kind
+
+from .emitter import (
+    Emitter,
+    affine_map,
+    derived,
+    etype,
+    identity_map,
+    iterators,
+    results_lhs,
+    ttype,
+)
+
+
+def _predicate(em: Emitter, value: str, aval: ShapedArray) -> str:
+    """An i1 from a scalar tensor: the bool itself, or `!= 0` for integers."""
+    scalar = em.fresh("p")
+    em.emit(f"{scalar} = tensor.extract {value}[] : {ttype(aval)}")
+    if aval.dtype == np.bool_:
+        return scalar
+    zero, flag = em.fresh("c"), em.fresh("p")
+    em.emit(f"{zero} = arith.constant 0 : {etype(aval)}")
+    em.emit(f"{flag} = arith.cmpi ne, {scalar}, {zero} : {etype(aval)}")
+    return flag
+
+
+def _region(em: Emitter, region: mlir.Region, arg_names: list[str] = ()) -> list[str]:
+    """Lower a region's block in place (its arguments named `arg_names`); the names of the
+    values its ember.yield returns."""
+    from .lower_to_linalg import lower_block  # the one op loop, shared with functions
+
+    block = region.blocks[0]
+    for arg, name in zip(block.arguments, arg_names, strict=True):
+        em.names[arg] = name
+    return lower_block(em, block)
+
+
+def lower_if(em, row, args, avals, params, result) -> list[str]:
+    results = [ttype(r) for r in params["results"]]
+    flag = _predicate(em, args[0], avals[0])
+    lhs, names = results_lhs(em.fresh(), len(results))
+    em.emit(f"{lhs} = scf.if {flag} -> ({', '.join(results)}) {{")
+    for i, region in enumerate(params["_regions"]):
+        outs = _region(em, region)
+        em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+        em.emit("} else {" if i == 0 else "}")
+    return names
+
+
+def lower_case(em, row, args, avals, params, result) -> list[str]:
+    """A chain of scf.if on `index == i`, the last branch innermost (the index is clamped).
+    Not scf.index_switch: IREE 3.13's stream conversion miscounts its results."""
+    results = [ttype(r) for r in params["results"]]
+    scalar = em.fresh("p")
+    em.emit(f"{scalar} = tensor.extract {args[0]}[] : {ttype(avals[0])}")
+    lhs, names = results_lhs(em.fresh(), len(results))
+    regions = list(params["_regions"])
+
+    def branch(i: int, lhs: str | None) -> None:
+        if i == len(regions) - 1:
+            outs = _region(em, regions[i])
+            em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+            return
+        case, flag = em.fresh("c"), em.fresh("p")
+        em.emit(f"{case} = arith.constant {i} : {etype(avals[0])}")
+        em.emit(f"{flag} = arith.cmpi eq, {scalar}, {case} : {etype(avals[0])}")
+        inner, inner_names = results_lhs(em.fresh(), len(results))
+        em.emit(f"{lhs or inner} = scf.if {flag} -> ({', '.join(results)}) {{")
+        outs = _region(em, regions[i])
+        em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+        em.emit("} else {")
+        branch(i + 1, None)
+        em.emit("}")
+        if lhs is None:  # a nested if: the enclosing else-region yields its results
+            em.emit(f"  scf.yield {', '.join(inner_names)} : {', '.join(results)}")
+
+    branch(0, lhs)
+    return names
+
+
+def lower_while(em, row, args, avals, params, result) -> list[str]:
+    results = [ttype(r) for r in params["results"]]
+    n = len(results)
+    cond_region, body_region = params["_regions"]
+    before = [em.fresh("w") for _ in range(n)]
+    after = [em.fresh("w") for _ in range(n)]
+    lhs, names = results_lhs(em.fresh(), n)
+    inits = ", ".join(f"{b} = {a}" for b, a in zip(before, args, strict=True))
+    em.emit(f"{lhs} = scf.while ({inits}) : ({', '.join(results)}) -> ({', '.join(results)}) {{")
+    (keep,) = _region(em, cond_region, before)
+    flag = em.fresh("p")
+    em.emit(f"  {flag} = tensor.extract {keep}[] : tensor<i1>")
+    em.emit(f"  scf.condition({flag}) {', '.join(before)} : {', '.join(results)}")
+    em.emit("} do {")
+    em.emit(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(after, results, strict=True))}):")
+    outs = _region(em, body_region, after)
+    em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+    em.emit("}")
+    return names
+
+
+def lower_fusion(em, row, args, avals, params, result) -> str:
+    """One linalg.generic over the root's iteration domain: inputs read with identity or
+    broadcast maps, the members' scalar bodies chained, a reduction root's combiner last."""
+    block = params["_regions"][0].blocks[0]
+    *members, end = [op.operation for op in block.operations]
+    root = members[-1]
+    root_row, root_avals, root_params = eir.read(root)
+    reduce = root_row.has(Trait.REDUCTION)
+    domain = root_avals[0].shape if reduce else eir.aval_of(root.results[0]).shape
+    axes = tuple(root_params["axes"]) if reduce else ()
+    order = [d for d in range(len(domain)) if d not in axes] + list(axes)  # parallel first
+    inputs, reads = [], []  # generic inputs (name, aval, map); the region value each feeds
+    for i, arg in enumerate(block.arguments):
+        if any(u.owner.operation.name != "ember.broadcast_in_dim" for u in arg.uses):
+            inputs.append((args[i], avals[i], affine_map(len(order), [
+                f"d{order.index(d)}" for d in range(len(domain))])))
+            reads.append(arg)
+    for op in members:
+        if eir.opdef(op) is ops.BROADCAST_IN_DIM:
+            i = list(block.arguments).index(op.operands[0])
+            dims = eir.read(op)[2]["broadcast_dimensions"]
+            inputs.append((args[i], avals[i], affine_map(len(order), [
+                "0" if avals[i].shape[j] == 1 and domain[d] != 1 else f"d{order.index(d)}"
+                for j, d in enumerate(dims)])))
+            reads.append(op.results[0])
+
+    def body(bargs: list[str], out: str) -> str:
+        scalars = dict(zip(reads, bargs, strict=True))
+        for op in members:
+            op_row, op_avals, op_params = eir.read(op)
+            res = eir.aval_of(op.results[0])
+            if op_row is ops.BROADCAST_IN_DIM:
+                continue
+            if op_row is ops.CONSTANT:
+                name = em.fresh("c")
+                value = eir.splat_value(op.attributes["value"])
+                em.emit(f"  {name} = arith.constant {eir.literal(value, res.dtype)} : "
+                        f"{etype(res)}")
+            elif op_row.has(Trait.REDUCTION):
+                template = op_row.scalar(kind(res.dtype), op_params)
+                return em.scalar_body(template, [scalars[op.operands[0]], out], etype(res),
+                                      etype(res))
+            else:
+                template = op_row.scalar(kind(op_avals[-1].dtype),
+                                         derived(op_avals, res, op_params))
+                name = em.scalar_body(template, [scalars[v] for v in op.operands],
+                                      etype(op_avals[-1]), etype(res))
+            scalars[op.results[0]] = name
+        return scalars[end.operands[0]]
+
+    if reduce:
+        out_map = affine_map(len(order), [f"d{i}" for i in range(len(order) - len(axes))])
+        return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
+                          out_map, iterators(len(order) - len(axes), len(axes)), body)
+    return em.generic(inputs, em.empty(result), result, identity_map(len(order)),
+                      iterators(len(order)), body)
+
