@@ -190,3 +190,19 @@ def _extreme(aval: ShapedArray, high: bool):
     info = np.iinfo(aval.dtype)
     return info.max if high else info.min
 
+
+
+def lower_concatenate(em, op, args, avals, params, result) -> str:
+    """Each operand inserted into an empty result at its offset along `dimension`."""
+    acc, offset, d = em.empty(result), 0, params["dimension"]
+    for name, aval in zip(args, avals, strict=True):
+        if aval.shape[d] == 0:
+            continue
+        offsets = ["0"] * result.ndim
+        offsets[d] = str(offset)
+        new = em.fresh()
+        em.emit(f"{new} = tensor.insert_slice {name} into {acc}[{', '.join(offsets)}] "
+                f"[{', '.join(map(str, aval.shape))}] [{', '.join(['1'] * result.ndim)}] : "
+                f"{ttype(aval)} into {ttype(result)}")
+        acc, offset = new, offset + aval.shape[d]
+    return acc

@@ -31,6 +31,7 @@ from .emitter import (
     ttype,
 )
 from .lower_indexing import (
+    lower_concatenate,
     lower_dynamic_slice,
     lower_dynamic_update_slice,
     lower_rev,
@@ -192,6 +193,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.REV: lower_rev,
     ops.TAKE: lower_take,
     ops.SCATTER: lower_scatter,
+    ops.CONCATENATE: lower_concatenate,
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,

@@ -288,6 +288,14 @@ irdl.dialect @ember {
     %a0 = irdl.base "#builtin.string"
     irdl.attributes {"combine" = %a0}
   }
+  irdl.operation @concatenate {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operands: variadic %t0)
+    irdl.results(result: %t1)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"dimension" = %a0}
+  }
   irdl.operation @if {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

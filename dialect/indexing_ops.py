@@ -96,6 +96,28 @@ def _scatter() -> OpDef:
                      "updates[k]); positions outside the operand are dropped (JAX's scatter).")
 
 
+def _concatenate() -> OpDef:
+    def infer(*xs: ShapedArray, dimension) -> ShapedArray:
+        _require(len(xs) >= 1 and all(x.ndim == xs[0].ndim for x in xs) and
+                 0 <= dimension < xs[0].ndim, "ember.concatenate",
+                 f"operands of one rank and a dimension below it (dimension={dimension})",
+                 [x.str_short() for x in xs])
+        others = {x.shape[:dimension] + x.shape[dimension + 1:] for x in xs}
+        _require(len(others) == 1 and len({x.dtype for x in xs}) == 1, "ember.concatenate",
+                 f"operands of one dtype whose shapes differ only in dimension {dimension}",
+                 [x.str_short() for x in xs])
+        size = sum(x.shape[dimension] for x in xs)
+        shape = xs[0].shape[:dimension] + (size,) + xs[0].shape[dimension + 1:]
+        return ShapedArray(shape, xs[0].dtype, all(x.weak_type for x in xs))
+
+    def reference(*xs, dimension):
+        return np.concatenate(xs, axis=dimension)
+
+    return OpDef("ember.concatenate", ("*operands",), infer, reference, _MOVE,
+                 {"dimension": Attr.I64}, doc="Join operands along `dimension`.")
+
+
+CONCATENATE = _concatenate()
 SCATTER = _scatter()
 SLICE = _slice()
 REV = _rev()

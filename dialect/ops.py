@@ -531,7 +531,7 @@ DYNAMIC_UPDATE_SLICE = _dynamic_update_slice()
 
 # ----------------------------------------------------------------------------- control flow
 
-from .indexing_ops import REV, SCATTER, SLICE, TAKE  # noqa: E402
+from .indexing_ops import CONCATENATE, REV, SCATTER, SLICE, TAKE  # noqa: E402
 
 # Control flow, fusion, refs and debug printing: rows with regions or side effects.
 from .structured_ops import (  # noqa: E402
@@ -550,6 +550,6 @@ OPS: dict[str, OpDef] = {
         ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
-        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, IF, CASE, WHILE, YIELD,
-        FUSION, DEBUG_PRINT, REF_GET, REF_SET)
+        DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
+        WHILE, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET)
 }

@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import ember
 import ember.numpy as enp
+from ember.dialect import VerifyError
 from helpers import assert_close
 
 F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
@@ -256,3 +257,26 @@ def test_selu_matches_jax(jax):
     x = np.linspace(-5, 5, 101).astype(np.float32)
     expected = np.asarray(jax.jit(lambda v: selu(jnp, v))(x))
     assert_close(ember.jit(lambda v: selu(enp, v))(x), expected, rtol=2e-6, atol=1e-6)
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=3), st.integers(-2, 1),
+       st.sampled_from([np.float32, np.int32]))
+def test_concatenate_and_stack_match_numpy(sizes, axis, dtype):
+    arrays = [np.arange(2 * n, dtype=dtype).reshape(2, n).T.copy() for n in sizes]  # (n, 2)
+    arrays = [a if axis % 2 == 0 else a.T.copy() for a in arrays]
+    got = enp.concatenate(arrays, axis=axis)
+    assert_close(got, np.concatenate(arrays, axis=axis))
+    same = [np.full((2, 3), k, dtype) for k in range(len(sizes))]
+    stack_axis = axis % 3
+    assert_close(enp.stack(same, axis=stack_axis), np.stack(same, axis=stack_axis))
+    assert_close(ember.jit(lambda *xs: enp.stack(xs, axis=stack_axis))(*same),
+                 np.stack(same, axis=stack_axis))
+    assert_close(enp.vstack(same), np.vstack(same))
+    assert_close(enp.hstack(same), np.hstack(same))
+
+
+def test_concatenate_errors_name_the_shapes():
+    with pytest.raises(VerifyError, match=r"differ only in dimension 0.*f32\[2,3\].*f32\[2,4\]"):
+        enp.concatenate([np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)])
+    with pytest.raises(ValueError, match="stack requires arrays of one shape"):
+        enp.stack([np.ones(2), np.ones(3)])

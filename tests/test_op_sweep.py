@@ -190,6 +190,15 @@ def scatter_case(draw):
             {"combine": draw(st.sampled_from(["set", "add", "mul", "min", "max"]))})
 
 
+@st.composite
+def concatenate_case(draw):
+    dimension = draw(st.integers(0, 1))
+    sizes = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
+    dtype = DTYPES[draw(st.sampled_from("fib"))]
+    shapes = [(n, 2) if dimension == 0 else (2, n) for n in sizes]
+    return [draw(values(dtype, s)) for s in shapes], {"dimension": dimension}
+
+
 def case_for(op):
     special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
                O.DYNAMIC_SLICE: dynamic_slice_case,
@@ -197,7 +206,7 @@ def case_for(op):
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
                O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
-               O.SCATTER: scatter_case}
+               O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -385,11 +385,43 @@ def expand_dims(a, axis: int):
     return reshape(a, a.shape[:axis] + (1,) + a.shape[axis:])
 
 
+def concatenate(arrays: Sequence[Any], axis: int | None = 0):
+    arrays = _promote_only(*arrays) if arrays else []
+    if not arrays:
+        raise ValueError("concatenate requires at least one array, got none")
+    if axis is None:
+        arrays, axis = [reshape(a, (a.size,)) for a in arrays], 0
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("concatenate requires arrays of rank >= 1, got scalars (use stack)")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"concatenate requires axis in [{-ndim}, {ndim}), got {axis}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(ops.CONCATENATE, *arrays, dimension=axis % ndim)
+
+
 def stack(arrays: Sequence[Any], axis: int = 0):
     arrays = [asarray(x) for x in arrays]
-    if len(arrays) != 1:
-        raise NotImplementedError("stack of more than one array arrives with concatenate")
-    return expand_dims(arrays[0], axis)
+    if not arrays:
+        raise ValueError("stack requires at least one array, got none")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"stack requires arrays of one shape, got {sorted(shapes)}")
+    if not -(arrays[0].ndim + 1) <= axis <= arrays[0].ndim:
+        raise ValueError(f"stack requires axis in [{-arrays[0].ndim - 1}, {arrays[0].ndim}], "
+                         f"got {axis}")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def hstack(arrays: Sequence[Any]):
+    arrays = [asarray(x) for x in arrays]
+    return concatenate(arrays, 0 if arrays and arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays: Sequence[Any]):
+    arrays = [asarray(x) for x in arrays]
+    return concatenate([reshape(a, (1, a.size)) if a.ndim < 2 else a for a in arrays], 0)
 
 
 # ----------------------------------------------------------------------------- creation
