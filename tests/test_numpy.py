@@ -280,3 +280,26 @@ def test_concatenate_errors_name_the_shapes():
         enp.concatenate([np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)])
     with pytest.raises(ValueError, match="stack requires arrays of one shape"):
         enp.stack([np.ones(2), np.ones(3)])
+
+
+@given(hnp.arrays(np.float32, st.sampled_from([(5,), (3, 4)]),
+                  elements=st.floats(-100, 100, width=32)),
+       st.sampled_from([None, 0, -1, (0,)]), st.integers(0, 1), st.booleans())
+def test_var_std_match_numpy(x, axis, ddof, keepdims):
+    if axis is not None and x.ndim == 1 and axis not in (0, -1, (0,)):
+        return
+    expected = np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    assert_close(enp.var(x, axis=axis, ddof=ddof, keepdims=keepdims), expected.astype(np.float32),
+                 rtol=1e-4, atol=1e-3)
+    assert_close(ember.jit(lambda v: enp.std(v, axis=axis, ddof=ddof, keepdims=keepdims))(x),
+                 np.std(x, axis=axis, ddof=ddof, keepdims=keepdims).astype(np.float32),
+                 rtol=1e-4, atol=1e-3)
+
+
+@given(hnp.arrays(np.float32, (6,), elements=st.floats(-10, 10, width=32)),
+       st.floats(-5, 0, width=32), st.floats(0, 5, width=32))
+def test_clip_matches_numpy(x, lo, hi):
+    assert_close(enp.clip(x, np.float32(lo), np.float32(hi)), np.clip(x, lo, hi))
+    assert_close(enp.clip(x, a_max=np.float32(hi)), np.clip(x, None, hi))
+    ints = np.arange(-3, 4, dtype=np.int32)
+    assert_close(enp.clip(ints, -1, 2), np.clip(ints, -1, 2))

@@ -299,6 +299,32 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     return true_divide(total, np.asarray(count, target) if count else np.asarray(np.nan, target))
 
 
+def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    """Mean squared deviation (two passes, as NumPy: no cancellation from E[x^2] - E[x]^2)."""
+    a = asarray(a)
+    axes = _axes("var", axis, a.ndim)
+    centered = subtract(a, mean(a, axis=axes, dtype=dtype, keepdims=True))
+    count = math.prod(a.shape[i] for i in axes) - ddof
+    squares = sum(multiply(centered, centered), axis=axes, keepdims=keepdims)
+    return true_divide(squares, np.asarray(count if count > 0 else np.nan, squares.dtype))
+
+
+def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+def clip(a, a_min=None, a_max=None):
+    """`a` limited to [a_min, a_max] (either may be None), with JAX's promotion."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip requires a_min or a_max, got neither")
+    out = asarray(a)
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return out
+
+
 # ----------------------------------------------------------------------------- contractions
 
 def _dot_general(a, b, lc, rc, lb=(), rb=()):
