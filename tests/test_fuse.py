@@ -29,8 +29,8 @@ def gelu(x):
     return 0.5 * x * (1 + jnp.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
 
-def _dispatches(fun, x, passes):
-    module = pipeline.clone(ember.jit(fun).trace(x).module)
+def _dispatches(fun, args, passes):
+    module = pipeline.clone(ember.jit(fun).trace(*args).module)
     saved, pipeline.EMBER_PASSES = pipeline.EMBER_PASSES, passes
     try:
         texts, _ = lower_module(module)
@@ -42,8 +42,8 @@ def _dispatches(fun, x, passes):
 @pytest.mark.parametrize("fun", [selu, softmax, layernorm, gelu])
 def test_fusion_never_adds_dispatches(fun):
     x = np.random.default_rng(0).normal(size=(64, 256)).astype(np.float32)
-    plain, before = _dispatches(fun, x, ("ember-canonicalize",))
-    fused, after = _dispatches(fun, x, ("ember-canonicalize", "ember-fuse"))
+    plain, before = _dispatches(fun, (x,), ("ember-canonicalize",))
+    fused, after = _dispatches(fun, (x,), ("ember-canonicalize", "ember-fuse"))
     assert after <= before, (before, after)
     assert fused["linalg"].count("linalg.generic") <= plain["linalg"].count("linalg.generic")
     if fun in (selu, gelu):  # one elementwise chain: one ember.fusion, one linalg.generic
@@ -57,3 +57,17 @@ def test_fusion_never_adds_dispatches(fun):
                  gelu: lambda v: 0.5 * v * (1 + np.tanh(0.7978845608 * (v + 0.044715 * v**3)))}
     # The default pipeline fuses.
     assert_close(ember.jit(fun)(x), reference[fun](x).astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+def test_fusion_merges_what_iree_alone_splits():
+    """A column reduction of an elementwise product: IREE alone forms 2 dispatches, the
+    fused reduction (one linalg.generic) is 1."""
+    def col_reduce(x, v):
+        return jnp.sum(jnp.exp(x) * v, axis=0)
+
+    x = np.random.default_rng(1).normal(size=(256, 512)).astype(np.float32)
+    v = np.linspace(-1, 1, 512, dtype=np.float32)
+    counts = [_dispatches(col_reduce, (x, v), passes)[1]
+              for passes in (("ember-canonicalize",), ("ember-canonicalize", "ember-fuse"))]
+    assert counts == [2, 1]
+    assert_close(ember.jit(col_reduce)(x, v), (np.exp(x) * v).sum(0), rtol=1e-4, atol=1e-3)
