@@ -32,7 +32,7 @@ _METHODS = {
     "sum": enp.sum, "max": enp.max, "min": enp.min, "mean": enp.mean,
     "T": property(lambda self: enp.transpose(self)),
     "__getitem__": indexing.getitem, "__setitem__": indexing.immutable,
-    "at": property(indexing._Indexer),
+    "at": property(indexing.AtIndexer),
 }
 
 

@@ -234,7 +234,9 @@ def _new_axes(entries: list[Any]) -> list[int]:
 
 # ----------------------------------------------------------------------------- x.at[idx]
 
-class _Indexer:
+class AtIndexer:
+    """`x.at`: `x.at[idx]` selects what a functional update changes."""
+
     __slots__ = ("_x",)
 
     def __init__(self, x: Any):
