@@ -9,11 +9,14 @@ from hypothesis import HealthCheck, settings
 
 # Each new shape or dtype is a fresh IREE compile (~0.5 s): keep example counts modest and
 # shapes drawn from small sets, so values vary freely while compiles stay bounded.
-settings.register_profile(
-    "ember", deadline=None, max_examples=int(os.environ.get("EMBER_HYPOTHESIS_EXAMPLES", 20)),
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=bool(os.environ.get("CI")))
-settings.load_profile("ember")
+# "ci" (the default) is derandomized: CI sees the same examples every run, so it is red only
+# when the code changed. "deep" draws fresh random examples, many more of them:
+#   EMBER_HYPOTHESIS_PROFILE=deep make test
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                     HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=20, derandomize=True, **_COMMON)
+settings.register_profile("deep", max_examples=200, **_COMMON)
+settings.load_profile(os.environ.get("EMBER_HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture
