@@ -23,6 +23,7 @@ class Target:
     flags: tuple[str, ...]
 
 
+_KEEP_F64 = "--iree-input-demote-f64-to-f32=false"  # else IREE computes float64 in float32
 _CPU = Target("cpu", (
         "--iree-hal-target-device=local",
         "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -30,6 +31,7 @@ _CPU = Target("cpu", (
         "--iree-opt-data-tiling",
         # Vectorized float reductions (XLA reassociates them too): softmax 7.2 -> 4.1 ms.
         "--iree-llvmcpu-reassociate-fp-reductions",
+        _KEEP_F64,
 ))
 TARGETS = {
     "cpu": _CPU,
@@ -96,7 +98,9 @@ def target(name: str) -> Target:
         return Target(name, flags)
     device, arch_flag, default_arch = GPU_TARGETS[kind]
     arch = arch or default_arch
-    return Target(f"{kind}:{arch}", (device, arch_flag.format(arch)))
+    # Vulkan devices seldom have float64; CUDA and ROCm compute it natively.
+    f64 = () if kind == "vulkan" else (_KEEP_F64,)
+    return Target(f"{kind}:{arch}", (device, arch_flag.format(arch), *f64))
 
 
 def platform(target_name: str) -> str:

@@ -355,4 +355,154 @@ irdl.dialect @ember {
     irdl.operands(ref: %t0, value: %t1)
     irdl.results(result: variadic %t2)
   }
+  irdl.operation @exp2 {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @expm1 {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @log1p {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @log2 {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @tan {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @asin {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @acos {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @atan {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @sinh {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @cosh {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @asinh {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @acosh {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @atanh {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @erf {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @cbrt {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @round {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @trunc {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @atan2 {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
+  irdl.operation @copysign {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
+  irdl.operation @is_finite {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @xor {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
+  irdl.operation @rem {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
+  irdl.operation @shift_left {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
+  irdl.operation @shift_right {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
 }

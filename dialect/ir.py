@@ -89,7 +89,8 @@ def literal(v: Any, dtype: np.dtype) -> str:
     if np.isnan(f) or np.isinf(f):
         # Spell non-finite floats by their bits so every float width round-trips.
         return "0x" + np.asarray(v, dtype).tobytes()[::-1].hex().upper()
-    return repr(f)
+    text = repr(f)  # MLIR wants a '.' in a float literal: 1e-20 -> 1.0e-20
+    return text if "." in text else text.replace("e", ".0e", 1)
 
 
 def elements_value(attr: mlir.Attribute) -> np.ndarray:

@@ -369,11 +369,6 @@ def _dot_general() -> OpDef:
                  doc="Contraction; result axes are batch, lhs free, rhs free (as in XLA).")
 
 
-def _np_div(a, b):
-    with np.errstate(all="ignore"):
-        return np.true_divide(a, b).astype(a.dtype)
-
-
 def _quiet(fn: Callable) -> Callable:
     def ref(*args, **kwargs):
         with np.errstate(all="ignore"):
@@ -407,7 +402,6 @@ SUB = elementwise("sub", 2, {"f": "{r} = arith.subf {0}, {1} : {t}",
                              "i": "{r} = arith.subi {0}, {1} : {t}"},
                   _quiet(np.subtract), kinds="uif")
 MUL = elementwise("mul", 2, _PRODUCT, _quiet(np.multiply), commutative=True)
-DIV = elementwise("div", 2, {"f": "{r} = arith.divf {0}, {1} : {t}"}, _np_div, kinds="f")
 POW = elementwise("pow", 2, _pow_body, _quiet(_pow_ref), kinds="uif")
 MAX = elementwise("max", 2, _MAX, _quiet(np.maximum), commutative=True)
 MIN = elementwise("min", 2, _MIN, _quiet(np.minimum), commutative=True)
@@ -532,6 +526,7 @@ DYNAMIC_UPDATE_SLICE = _dynamic_update_slice()
 # ----------------------------------------------------------------------------- control flow
 
 from .indexing_ops import CONCATENATE, REV, SCATTER, SLICE, TAKE  # noqa: E402
+from .math_ops import *  # noqa: E402, F403  (DIV, EXP2, ... and MATH_OPS)
 
 # Control flow, fusion, refs and debug printing: rows with regions or side effects.
 from .structured_ops import (  # noqa: E402
@@ -547,9 +542,9 @@ from .structured_ops import (  # noqa: E402
 
 OPS: dict[str, OpDef] = {
     op.name: op for op in (
-        ADD, SUB, MUL, DIV, POW, MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
+        ADD, SUB, MUL, DIV, POW,  # noqa: F405 MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET)
+        WHILE, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS)  # noqa: F405
 }

@@ -10,14 +10,17 @@ import ember
 from ember._src.core import bind
 from ember.dialect import OPS, Trait
 from ember.dialect import ops as O
-from ember.dialect.types import kind
+from ember.dialect.opdef import VerifyError
+from ember.dialect.types import ShapedArray, kind
 from helpers import assert_close
 
 SHAPES = [(), (4,), (2, 3)]
 DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.bool_),
           "u": np.dtype(np.uint8)}
 # Ops whose float results come from approximations (IREE's polynomial expansions).
-LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT}
+LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.EXPM1,
+         O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
+         O.ATANH, O.ERF, O.CBRT, O.ATAN2}
 
 
 def values(dtype, shape, *, finite=False, small=False):
@@ -36,21 +39,25 @@ def values(dtype, shape, *, finite=False, small=False):
 
 
 def _kinds(op):
-    allowed = {O.EXP, O.LOG, O.SQRT, O.RSQRT, O.TANH, O.SIN, O.COS, O.FLOOR, O.CEIL, O.DIV}
-    if op in allowed:
-        return "f"
-    if op in (O.AND, O.OR, O.NOT):
-        return "biu"
-    if op in (O.SUB, O.NEG, O.ABS, O.SIGN, O.POW):
-        return "fiu"
-    return "fiub"
+    """The dtype kinds the row accepts, asked of its own verifier."""
+    accepted = []
+    for k in "fiub":
+        aval = ShapedArray((), DTYPES[k])
+        try:
+            op.infer(*[ShapedArray((), np.dtype(np.bool_)) if op is O.SELECT and i == 0
+                       else aval for i in range(len(op.operands))],
+                     **({"direction": "EQ"} if op is O.COMPARE else {}))
+            accepted.append(k)
+        except VerifyError:
+            pass
+    return "".join(accepted)
 
 
 @st.composite
 def elementwise_case(draw, op):
     shape = draw(st.sampled_from(SHAPES))
     dtype = DTYPES[draw(st.sampled_from(_kinds(op)))]
-    small = op is O.POW
+    small = op in (O.POW, O.SHIFT_LEFT, O.SHIFT_RIGHT)
     arity = len(op.operands)
     params = {}
     if op is O.COMPARE:
@@ -241,6 +248,12 @@ def test_op_matches_numpy(name):
             # the terms, not of the result, which cancellation can make tiny.
             terms = np.abs(op.reference(*(np.abs(a) for a in args), **params))
             assert np.all(np.abs(actual - expected) <= 1e-5 * terms + 1e-5), (actual, expected)
+            return
+        if op is O.TAN:  # near a pole an input's rounding is amplified by 1 + tan^2
+            bound = 2e-5 * np.abs(expected) + 1e-6 * (1 + np.square(expected, dtype=np.float64))
+            both_nan = np.isnan(actual) & np.isnan(expected)
+            assert np.all(both_nan | (np.abs(actual - expected) <= bound)
+                          | (actual == expected)), (actual, expected)
             return
         loose = op in LOOSE
         atol = 1e-5 if loose else 0

@@ -1,0 +1,272 @@
+"""Rows of the op table for the rest of NumPy's ufuncs: transcendental functions, integer
+division with XLA's rules for zero divisors, shifts, xor, and finiteness.
+
+Each row is one `elementwise(...)` call; the lowering comes from its scalar template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .ops import _TRIG, _quiet, elementwise
+from .types import kind
+
+
+def _math(name: str, fn: str, ref: Callable) -> object:
+    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, _quiet(ref),
+                       kinds="f")
+
+
+def _big(template: str) -> Callable[[str, Mapping], str]:
+    """Fill {big}: where formulas switch to log(x) + ln 2 because x * x would overflow."""
+
+    def body(k: str, attrs: Mapping) -> str:
+        big = {16: "2.0e2", 32: "1.0e18", 64: "1.0e150"}[attrs.get("dst_bits", 32)]
+        return template.replace("{big}", big)
+
+    return body
+
+
+# asinh(x) = sign(x) * log1p(a + a^2 / (1 + sqrt(1 + a^2))), a = |x|; log(a) + ln 2 for a
+# huge a. IREE's own expansion is off by 6e-5 (relative) at -68.
+_ASINH = """{x0} = math.absf {0} : {t}
+{x1} = arith.mulf {x0}, {x0} : {t}
+{x2} = arith.constant 1.0 : {t}
+{x3} = arith.addf {x1}, {x2} : {t}
+{x4} = math.sqrt {x3} : {t}
+{x5} = arith.addf {x4}, {x2} : {t}
+{x6} = arith.divf {x1}, {x5} : {t}
+{x7} = arith.addf {x0}, {x6} : {t}
+{x8} = math.log1p {x7} : {t}
+{x9} = math.log {x0} : {t}
+{x10} = arith.constant 0.6931471805599453 : {t}
+{x11} = arith.addf {x9}, {x10} : {t}
+{x12} = arith.constant {big} : {t}
+{x13} = arith.cmpf ogt, {x0}, {x12} : {t}
+{x14} = arith.select {x13}, {x11}, {x8} : {t}
+{r} = math.copysign {x14}, {0} : {t}"""
+# acosh(x) = log1p(u + sqrt(u * (u + 2))), u = x - 1; nan below 1 (IREE's gives -inf).
+_ACOSH = """{x0} = arith.constant 1.0 : {t}
+{x1} = arith.subf {0}, {x0} : {t}
+{x2} = arith.constant 2.0 : {t}
+{x3} = arith.addf {x1}, {x2} : {t}
+{x4} = arith.mulf {x1}, {x3} : {t}
+{x5} = math.sqrt {x4} : {t}
+{x6} = arith.addf {x1}, {x5} : {t}
+{x7} = math.log1p {x6} : {t}
+{x8} = math.log {0} : {t}
+{x9} = arith.constant 0.6931471805599453 : {t}
+{x10} = arith.addf {x8}, {x9} : {t}
+{x11} = arith.constant {big} : {t}
+{x12} = arith.cmpf ogt, {0}, {x11} : {t}
+{x13} = arith.select {x12}, {x10}, {x7} : {t}
+{x14} = arith.cmpf ult, {0}, {x0} : {t}
+{x15} = arith.constant 0.0 : {t}
+{x16} = arith.divf {x15}, {x15} : {t}
+{r} = arith.select {x14}, {x16}, {x13} : {t}"""
+# IREE's atan2 is wrong where an argument is zero or infinite (atan2(0, 0) and
+# atan2(inf, inf) are nan, atan2(-1, -inf) is +pi). C's answers: for y = 0 or an infinite x
+# and finite y, +-0 or +-pi by the signs; for both infinite, +-pi/4 or +-3pi/4. The
+# result always has y's sign (IREE's loses it for tiny y).
+_ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
+{x1} = arith.constant 0.0 : {t}
+{x2} = arith.constant 1.0 : {t}
+{x3} = arith.constant 3.141592653589793 : {t}
+{x4} = math.copysign {x2}, {1} : {t}
+{x5} = arith.cmpf olt, {x4}, {x1} : {t}
+{x6} = arith.select {x5}, {x3}, {x1} : {t}
+{x7} = math.copysign {x6}, {0} : {t}
+{x8} = arith.subf {0}, {0} : {t}
+{x9} = arith.subf {1}, {1} : {t}
+{x10} = arith.cmpf ord, {0}, {0} : {t}
+{x11} = arith.cmpf ord, {1}, {1} : {t}
+{x12} = arith.cmpf oeq, {x8}, {x1} : {t}
+{x13} = arith.cmpf uno, {x9}, {x9} : {t}
+{x14} = arith.andi {x13}, {x11} : i1
+{x15} = arith.cmpf uno, {x8}, {x8} : {t}
+{x16} = arith.andi {x15}, {x10} : i1
+{x17} = arith.cmpf oeq, {0}, {x1} : {t}
+{x18} = arith.andi {x17}, {x11} : i1
+{x19} = arith.andi {x14}, {x12} : i1
+{x20} = arith.ori {x18}, {x19} : i1
+{x21} = arith.select {x20}, {x7}, {x0} : {t}
+{x22} = arith.andi {x14}, {x16} : i1
+{x23} = arith.constant 0.7853981633974483 : {t}
+{x24} = arith.constant 2.356194490192345 : {t}
+{x25} = arith.cmpf ogt, {1}, {x1} : {t}
+{x26} = arith.select {x25}, {x23}, {x24} : {t}
+{x27} = math.copysign {x26}, {0} : {t}
+{x28} = arith.select {x22}, {x27}, {x21} : {t}
+{r} = math.copysign {x28}, {0} : {t}"""
+
+
+EXP2 = _math("exp2", "exp2", np.exp2)
+EXPM1 = _math("expm1", "expm1", np.expm1)
+LOG1P = _math("log1p", "log1p", np.log1p)
+LOG2 = _math("log2", "log2", np.log2)
+TAN = elementwise("tan", 1, {"f": _TRIG.replace("{r} = math.FN {x8} : {t}", """{x9} = math.sin {x8} : {t}
+{x10} = math.cos {x8} : {t}
+{r} = arith.divf {x9}, {x10} : {t}""")}, _quiet(np.tan), kinds="f")
+ASIN = _math("asin", "asin", np.arcsin)
+ACOS = _math("acos", "acos", np.arccos)
+ATAN = _math("atan", "atan", np.arctan)
+SINH = _math("sinh", "sinh", np.sinh)
+COSH = _math("cosh", "cosh", np.cosh)
+ASINH = elementwise("asinh", 1, _big(_ASINH),
+                    _quiet(np.arcsinh), kinds="f")
+ACOSH = elementwise("acosh", 1, _big(_ACOSH),
+                    _quiet(np.arccosh), kinds="f")
+ATANH = _math("atanh", "atanh", np.arctanh)
+ERF = _math("erf", "erf", lambda x: _erf(x))
+# IREE's cbrt(inf) is nan: non-finite inputs are their own cube roots.
+CBRT = elementwise("cbrt", 1, {"f": """{x0} = math.cbrt {0} : {t}
+{x1} = arith.subf {0}, {0} : {t}
+{x2} = arith.constant 0.0 : {t}
+{x3} = arith.cmpf oeq, {x1}, {x2} : {t}
+{r} = arith.select {x3}, {x0}, {0} : {t}"""}, _quiet(np.cbrt), kinds="f")
+ROUND = _math("round", "roundeven", np.round)  # half to even, as np.round and jnp.round
+TRUNC = _math("trunc", "trunc", np.trunc)
+ATAN2 = elementwise("atan2", 2, {"f": _ATAN2}, _quiet(np.arctan2), kinds="f")
+COPYSIGN = elementwise("copysign", 2, {"f": "{r} = math.copysign {0}, {1} : {t}"},
+                       np.copysign, kinds="f")
+# x - x is 0 exactly when x is finite (inf - inf and nan - nan are nan).
+IS_FINITE = elementwise("is_finite", 1, {"f": "{x0} = arith.subf {0}, {0} : {t}\n"
+                                              "{x1} = arith.constant 0.0 : {t}\n"
+                                              "{r} = arith.cmpf oeq, {x0}, {x1} : {t}"},
+                        _quiet(np.isfinite), kinds="f", result_dtype=np.bool_)
+XOR = elementwise("xor", 2, {"i": "{r} = arith.xori {0}, {1} : {t}"}, np.bitwise_xor,
+                  kinds="bui", commutative=True)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    import math
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+# ---------------------------------------------------------------- integer division and shifts
+# XLA's rules where C's are undefined: x / 0 is -1 (all ones), x % 0 is x, INT_MIN / -1 is
+# INT_MIN and INT_MIN % -1 is 0. Division runs on a safe divisor, then the rules select.
+
+_GUARDS_I = """{x0} = arith.constant 0 : {t}
+{x1} = arith.constant 1 : {t}
+{x2} = arith.constant -1 : {t}
+{x3} = arith.cmpi eq, {1}, {x0} : {t}
+{x4} = arith.cmpi eq, {1}, {x2} : {t}
+{x5} = arith.ori {x3}, {x4} : i1
+{x6} = arith.select {x5}, {x1}, {1} : {t}
+"""
+_DIV_I = _GUARDS_I + """{x7} = arith.divsi {0}, {x6} : {t}
+{x8} = arith.subi {x0}, {0} : {t}
+{x9} = arith.select {x4}, {x8}, {x7} : {t}
+{r} = arith.select {x3}, {x2}, {x9} : {t}"""
+_REM_I = _GUARDS_I + """{x7} = arith.remsi {0}, {x6} : {t}
+{x9} = arith.select {x4}, {x0}, {x7} : {t}
+{r} = arith.select {x3}, {0}, {x9} : {t}"""
+_GUARDS_U = """{x0} = arith.constant 0 : {t}
+{x1} = arith.constant 1 : {t}
+{x2} = arith.constant -1 : {t}
+{x3} = arith.cmpi eq, {1}, {x0} : {t}
+{x6} = arith.select {x3}, {x1}, {1} : {t}
+"""
+_DIV_U = _GUARDS_U + """{x7} = arith.divui {0}, {x6} : {t}
+{r} = arith.select {x3}, {x2}, {x7} : {t}"""
+_REM_U = _GUARDS_U + """{x7} = arith.remui {0}, {x6} : {t}
+{r} = arith.select {x3}, {0}, {x7} : {t}"""
+
+
+def _int_div_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Truncating division (lax.div) with XLA's zero-divisor rules."""
+    with np.errstate(all="ignore"):
+        if kind(a.dtype) == "f":
+            return np.true_divide(a, b).astype(a.dtype)
+        safe = np.where(b == 0, 1, b)
+        if kind(a.dtype) == "i":
+            safe = np.where(b == -1, 1, safe).astype(a.dtype)
+            q = a // safe
+            q = np.where((a % safe != 0) & ((a < 0) != (safe < 0)), q + 1, q)
+            q = np.where(b == -1, np.negative(a), q)
+        else:
+            q = a // safe
+        return np.where(b == 0, np.array(-1).astype(a.dtype), q).astype(a.dtype)
+
+
+def _rem_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C's remainder (sign of the dividend, lax.rem) with XLA's zero-divisor rules."""
+    with np.errstate(all="ignore"):
+        if kind(a.dtype) == "f":
+            return np.fmod(a, b)
+        safe = np.where((b == 0) | ((b == -1) if kind(a.dtype) == "i" else False), 1, b)
+        r = np.fmod(a, safe).astype(a.dtype)
+        return np.where(b == 0, a, r).astype(a.dtype)
+
+
+def _div_body(k: str, attrs: Mapping) -> str:
+    if k == "f":
+        return "{r} = arith.divf {0}, {1} : {t}"
+    return _DIV_U if k == "u" else _DIV_I
+
+
+def _rem_body(k: str, attrs: Mapping) -> str:
+    if k == "f":
+        return "{r} = arith.remf {0}, {1} : {t}"
+    return _REM_U if k == "u" else _REM_I
+
+
+DIV = elementwise("div", 2, _div_body, _int_div_ref, kinds="uif",
+                  doc="Division; integers truncate, x / 0 is -1 and INT_MIN / -1 is INT_MIN.")
+REM = elementwise("rem", 2, _rem_body, _rem_ref, kinds="uif",
+                  doc="Remainder with the dividend's sign (C's fmod); x % 0 is x for integers.")
+
+
+def _shift_body(direction: str) -> Callable[[str, Mapping], str]:
+    """Shifts by at least the bit width (or by a negative amount) give 0, or the sign for
+    an arithmetic right shift, as in XLA; LLVM leaves them undefined."""
+
+    def body(k: str, attrs: Mapping) -> str:
+        bits = attrs["dst_bits"]
+        head = (f"{{x0}} = arith.constant {bits} : {{t}}\n"
+                "{x1} = arith.cmpi ult, {1}, {x0} : {t}\n"
+                "{x2} = arith.constant 0 : {t}\n")
+        if direction == "right" and k == "i":
+            return (head + f"{{x3}} = arith.constant {bits - 1} : {{t}}\n"
+                    "{x4} = arith.select {x1}, {1}, {x3} : {t}\n"
+                    "{r} = arith.shrsi {0}, {x4} : {t}")
+        op = "shli" if direction == "left" else "shrui"
+        return head + f"{{x3}} = arith.{op} {{0}}, {{1}} : {{t}}\n" \
+            "{r} = arith.select {x1}, {x3}, {x2} : {t}"
+
+    return body
+
+
+def _shift_ref(direction: str) -> Callable:
+    def ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        bits = a.dtype.itemsize * 8
+        wide = b.astype(np.int64)
+        if b.dtype.kind == "u":
+            wide = b.astype(np.uint64).astype(np.int64) if bits < 64 else wide
+        ok = (wide >= 0) & (wide < bits)
+        amount = np.where(ok, wide, 0).astype(a.dtype)
+        if direction == "left":
+            return np.where(ok, np.left_shift(a, amount), 0).astype(a.dtype)
+        shifted = np.right_shift(a, amount)
+        if kind(a.dtype) == "i":
+            return np.where(ok, shifted, np.where(a < 0, -1, 0)).astype(a.dtype)
+        return np.where(ok, shifted, 0).astype(a.dtype)
+
+    return ref
+
+
+SHIFT_LEFT = elementwise("shift_left", 2, _shift_body("left"), _shift_ref("left"),
+                         kinds="ui")
+SHIFT_RIGHT = elementwise("shift_right", 2, _shift_body("right"), _shift_ref("right"),
+                          kinds="ui", doc="Arithmetic for signed, logical for unsigned ints.")
+
+__all__ = ["DIV", "MATH_OPS", "REM", "XOR", "SHIFT_LEFT", "SHIFT_RIGHT", "EXP2", "EXPM1",
+           "LOG1P", "LOG2", "TAN", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "ASINH",
+           "ACOSH", "ATANH", "ERF", "CBRT", "ROUND", "TRUNC", "ATAN2", "COPYSIGN",
+           "IS_FINITE"]
+MATH_OPS = (EXP2, EXPM1, LOG1P, LOG2, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH,
+            ERF, CBRT, ROUND, TRUNC, ATAN2, COPYSIGN, IS_FINITE, XOR, REM, SHIFT_LEFT,
+            SHIFT_RIGHT)
