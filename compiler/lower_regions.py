@@ -146,8 +146,9 @@ def lower_fusion(em, row, args, avals, params, result) -> str:
             if op_row is ops.CONSTANT:
                 name = em.fresh("c")
                 value = eir.splat_value(op.attributes["value"])
-                em.emit(f"  {name} = arith.constant {eir.literal(value, res.dtype)} : "
-                        f"{etype(res)}")
+                text = str(int(value)) if res.dtype == np.bool_ else eir.literal(value,
+                                                                                 res.dtype)
+                em.emit(f"  {name} = arith.constant {text} : {etype(res)}")
             elif op_row.has(Trait.REDUCTION):
                 template = op_row.scalar(kind(res.dtype), op_params)
                 return em.scalar_body(template, [scalars[op.operands[0]], out], etype(res),

@@ -107,25 +107,34 @@ def _compare() -> OpDef:
 
 
 # powf of a negative base is NaN in IREE's expansion: compute |x|**y and restore the sign
-# for integral y (NaN otherwise), as NumPy does; and x**0 is 1 for every x.
+# for integral y (NaN otherwise, but for -inf), as NumPy does; x**0 and 1**y are 1 for
+# every x and y, and (-1)**+-inf is 1 (IREE's powf(1, inf) is NaN).
 _POW_F = """{x0} = math.absf {0} : {t}
 {x1} = math.powf {x0}, {1} : {t}
 {x2} = arith.constant 0.0 : {t}
 {x3} = arith.constant 1.0 : {t}
 {x4} = arith.constant 0.5 : {t}
+{x17} = arith.cmpf oeq, {x0}, {x3} : {t}
+{x18} = arith.select {x17}, {x3}, {x1} : {t}
 {x5} = arith.cmpf olt, {0}, {x2} : {t}
 {x6} = math.floor {1} : {t}
 {x7} = arith.cmpf oeq, {x6}, {1} : {t}
 {x8} = arith.mulf {1}, {x4} : {t}
 {x9} = math.floor {x8} : {t}
 {x10} = arith.cmpf one, {x9}, {x8} : {t}
-{x11} = arith.negf {x1} : {t}
-{x12} = arith.select {x10}, {x11}, {x1} : {t}
+{x11} = arith.negf {x18} : {t}
+{x12} = arith.select {x10}, {x11}, {x18} : {t}
 {x13} = arith.divf {x2}, {x2} : {t}
-{x14} = arith.select {x7}, {x12}, {x13} : {t}
+{x21} = arith.negf {x3} : {t}
+{x22} = arith.divf {x21}, {x2} : {t}
+{x23} = arith.cmpf oeq, {0}, {x22} : {t}
+{x24} = arith.select {x23}, {x18}, {x13} : {t}
+{x14} = arith.select {x7}, {x12}, {x24} : {t}
 {x15} = arith.select {x5}, {x14}, {x1} : {t}
 {x16} = arith.cmpf oeq, {1}, {x2} : {t}
-{r} = arith.select {x16}, {x3}, {x15} : {t}"""
+{x19} = arith.cmpf oeq, {0}, {x3} : {t}
+{x20} = arith.ori {x16}, {x19} : i1
+{r} = arith.select {x20}, {x3}, {x15} : {t}"""
 # Integer power by squaring (IREE cannot legalize math.ipowi). Negative exponents follow XLA:
 # 1 for base 1, +-1 for base -1, else 0.
 _POW_I = """{x0} = arith.constant 1 : {t}
@@ -542,7 +551,8 @@ from .structured_ops import (  # noqa: E402
 
 OPS: dict[str, OpDef] = {
     op.name: op for op in (
-        ADD, SUB, MUL, DIV, POW,  # noqa: F405 MAX, MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
+        ADD, SUB, MUL, DIV, POW, MAX,  # noqa: F405
+        MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,

@@ -10,7 +10,7 @@ import ember
 from ember._src.core import bind
 from ember.dialect import OPS, Trait
 from ember.dialect import ops as O
-from ember.dialect.opdef import VerifyError
+from ember.dialect.opdef import OpDef, VerifyError
 from ember.dialect.types import ShapedArray, kind
 from helpers import assert_close
 
@@ -260,3 +260,8 @@ def test_op_matches_numpy(name):
         assert_close(actual, expected, rtol=2e-5 if loose else 1e-6, atol=atol)
 
     check()
+
+
+def test_every_row_is_in_the_table():
+    rows = {v for v in vars(O).values() if isinstance(v, OpDef)}
+    assert rows <= set(OPS.values()), sorted(r.name for r in rows - set(OPS.values()))

@@ -237,3 +237,37 @@ def _scan_eagerly(f, init, xs_leaves, xs_tree, n, reverse):
     y_tree = tree_util.tree_structure(y)
     stacked = [enp.asarray(np.stack(parts)) for parts in zip(*ys, strict=True)]
     return carry, tree_util.tree_unflatten(y_tree, stacked)
+
+
+# ----------------------------------------------------------------------------- elementwise
+# `lax`'s names for ops ember.numpy spells differently; no implicit promotion beyond weak
+# Python scalars, as in JAX's lax.
+
+def rsqrt(x: Any) -> Any:
+    return enp._unary_float(ops.RSQRT)(x)
+
+
+def erf(x: Any) -> Any:
+    return enp._unary_float(ops.ERF)(x)
+
+
+def div(x: Any, y: Any) -> Any:
+    """Truncating division for integers (x / 0 is -1), true division for floats."""
+    return enp._nary(ops.DIV)(x, y)
+
+
+def rem(x: Any, y: Any) -> Any:
+    """The remainder with the dividend's sign (C's %); x % 0 is x for integers."""
+    return enp._nary(ops.REM)(x, y)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    return enp.where(pred, on_true, on_false)
+
+
+def shift_left(x: Any, y: Any) -> Any:
+    return enp.left_shift(x, y)
+
+
+exp2, expm1, log1p, tan, atan2, cbrt = (enp.exp2, enp.expm1, enp.log1p, enp.tan, enp.arctan2,
+                                        enp.cbrt)

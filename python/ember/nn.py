@@ -36,11 +36,11 @@ def softplus(x: Any) -> Any:
 
 
 def gelu(x: Any, approximate: bool = True) -> Any:
-    """The tanh approximation (JAX's default). The exact form needs erf, not in Ember yet."""
-    if not approximate:
-        raise NotImplementedError("gelu(approximate=False) needs erf, which ember.numpy does "
-                                  "not have yet; use approximate=True")
+    """The tanh approximation (JAX's default) or the exact x * Phi(x), Phi from erf."""
     x = enp.asarray(x)
+    if not approximate:
+        from ember.scipy.special import erf
+        return 0.5 * x * (1 + erf(x * np.float32(1 / np.sqrt(2))))
     return 0.5 * x * (1 + enp.tanh(np.sqrt(2 / np.pi).astype(np.float32) *
                                    (x + 0.044715 * x * x * x)))
 

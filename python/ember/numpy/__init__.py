@@ -126,6 +126,9 @@ def _unary_float(op):
         dtype, weak = _dt.dtype_and_weak(x)
         if kind(dtype) != "f":
             dtype = _dt.default_float()
+        if dtype.itemsize == 2:  # float16/bfloat16: computed in float32, as XLA's CPU does
+            out = bind(op, _lift(x, np.dtype(np.float32), weak))
+            return bind(ops.CONVERT, out, dtype=dtype, weak_type=weak)
         return bind(op, _lift(x, dtype, weak))
 
     impl.__name__ = op.name.removeprefix("ember.")
@@ -147,8 +150,6 @@ def sqrt(x): return _unary_float(ops.SQRT)(x)
 def tanh(x): return _unary_float(ops.TANH)(x)
 def sin(x): return _unary_float(ops.SIN)(x)
 def cos(x): return _unary_float(ops.COS)(x)
-def floor(x): return _unary_float(ops.FLOOR)(x)
-def ceil(x): return _unary_float(ops.CEIL)(x)
 def negative(x): return _nary(ops.NEG)(x)
 def absolute(x): return _nary(ops.ABS)(x)
 def sign(x): return _nary(ops.SIGN)(x)
@@ -158,10 +159,6 @@ def square(x): return multiply(x, x)
 
 divide = true_divide
 abs = absolute
-
-
-def log2(x):
-    return true_divide(log(x), np.log(2.0).astype(np.float32).item())
 
 
 def _compare(direction: str):
@@ -513,6 +510,8 @@ def ndim(a) -> int:
 def size(a) -> int:
     return math.prod(shape(a))
 
+
+from .ufuncs import *  # noqa: E402, F403
 
 __all__ = [n for n in dir() if not n.startswith("_")
            and n not in ("annotations", "builtins", "math", "np", "Any", "Sequence", "ops",
