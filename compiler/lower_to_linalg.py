@@ -40,6 +40,7 @@ from .lower_indexing import (
     lower_take,
 )
 from .lower_regions import lower_case, lower_fusion, lower_if, lower_while
+from .lower_scan import lower_cumulative, lower_sort
 from .walk import body, functions
 
 
@@ -203,6 +204,8 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.RESHAPE: lower_reshape,
     ops.TRANSPOSE: lower_transpose,
     ops.DOT_GENERAL: lower_dot_general,
+    ops.CUMULATIVE: lower_cumulative,
+    ops.SORT: lower_sort,
 }
 
 

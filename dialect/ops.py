@@ -536,6 +536,7 @@ DYNAMIC_UPDATE_SLICE = _dynamic_update_slice()
 
 from .indexing_ops import CONCATENATE, REV, SCATTER, SLICE, TAKE  # noqa: E402
 from .math_ops import *  # noqa: E402, F403  (DIV, EXP2, ... and MATH_OPS)
+from .scan_ops import *  # noqa: E402, F403  (REDUCE_PROD, CUMULATIVE, SORT)
 
 # Control flow, fusion, refs and debug printing: rows with regions or side effects.
 from .structured_ops import (  # noqa: E402
@@ -556,5 +557,6 @@ OPS: dict[str, OpDef] = {
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS)  # noqa: F405
+        WHILE, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,  # noqa: F405
+        *SCAN_OPS)  # noqa: F405
 }

@@ -20,7 +20,7 @@ DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.b
 # Ops whose float results come from approximations (IREE's polynomial expansions).
 LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.EXPM1,
          O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
-         O.ATANH, O.ERF, O.CBRT, O.ATAN2}
+         O.ATANH, O.ERF, O.CBRT, O.ATAN2, O.REDUCE_PROD, O.CUMULATIVE}
 
 
 def values(dtype, shape, *, finite=False, small=False):
@@ -206,6 +206,28 @@ def concatenate_case(draw):
     return [draw(values(dtype, s)) for s in shapes], {"dimension": dimension}
 
 
+@st.composite
+def cumulative_case(draw):
+    shape = draw(st.sampled_from([(5,), (2, 3), (0, 2)]))
+    dtype = DTYPES[draw(st.sampled_from("fiu"))]
+    return [draw(values(dtype, shape, small=True))], {
+        "axis": draw(st.integers(0, len(shape) - 1)),
+        "combiner": draw(st.sampled_from(["sum", "prod", "max", "min"]))}
+
+
+@st.composite
+def sort_case(draw):
+    shape = draw(st.sampled_from([(6,), (2, 5), (0, 3)]))
+    dimension = draw(st.integers(0, len(shape) - 1))
+    dtype = DTYPES[draw(st.sampled_from("fiub"))]
+    keys = draw(values(dtype, shape, small=True))  # small: many ties, for stability
+    if draw(st.booleans()):
+        return [keys, keys], {"dimension": dimension}
+    index = np.arange(shape[dimension], dtype=np.int32).reshape(
+        [-1 if i == dimension else 1 for i in range(len(shape))])
+    return [keys, np.broadcast_to(index, shape).copy()], {"dimension": dimension}
+
+
 def case_for(op):
     special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
                O.DYNAMIC_SLICE: dynamic_slice_case,
@@ -213,7 +235,8 @@ def case_for(op):
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
                O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
-               O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case}
+               O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
+               O.CUMULATIVE: cumulative_case, O.SORT: sort_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -1,0 +1,76 @@
+"""Rows of the op table for products, running (cumulative) reductions and sorting.
+
+The last two lower to IREE's own `iree_linalg_ext.scan` and `iree_linalg_ext.sort`, which
+linalg has no equivalent of.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .opdef import Attr, OpDef, Trait
+from .opdef import require as _require
+from .ops import _MAX, _MIN, _PRODUCT, _SUM, _highest, _lowest, _reduce
+from .types import ShapedArray, kind
+
+REDUCE_PROD = _reduce("reduce_prod", np.prod, _PRODUCT, lambda d: 1, "Product over `axes`.")
+
+# combiner name -> (scalar body, identity, NumPy accumulate)
+COMBINERS = {
+    "sum": (_SUM, lambda d: 0, np.add.accumulate),
+    "prod": (_PRODUCT, lambda d: 1, np.multiply.accumulate),
+    "max": (_MAX, _lowest, np.maximum.accumulate),
+    "min": (_MIN, _highest, np.minimum.accumulate),
+}
+
+
+def _cumulative() -> OpDef:
+    name = "ember.cumulative"
+
+    def infer(x: ShapedArray, *, axis: int, combiner: str) -> ShapedArray:
+        _require(0 <= axis < x.ndim, name, f"axis in [0, {x.ndim})", axis)
+        _require(combiner in COMBINERS, name, f"combiner in {sorted(COMBINERS)}", combiner)
+        # IREE's CPU codegen fails on an i1 scan: booleans are scanned as integers.
+        _require(kind(x.dtype) in "iuf", name, "an integer or float operand", x.dtype)
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+    def reference(x, *, axis, combiner):
+        with np.errstate(all="ignore"):
+            return COMBINERS[combiner][2](x, axis=axis).astype(x.dtype)
+
+    def scalar(k: str, attrs) -> str:
+        table = COMBINERS[attrs["combiner"]][0]
+        for candidate in {"b": "bui", "u": "ui"}.get(k, k):
+            if candidate in table:
+                return table[candidate]
+        raise ValueError(f"no {attrs['combiner']} combiner for kind {k!r}")
+
+    return OpDef(name, ("operand",), infer, reference, frozenset({Trait.PURE}),
+                 {"axis": Attr.I64, "combiner": Attr.STRING}, scalar=scalar,
+                 doc="Inclusive running sum/prod/max/min along `axis` (cumsum, cummax...).")
+
+
+def _sort() -> OpDef:
+    name = "ember.sort"
+
+    def infer(keys: ShapedArray, payload: ShapedArray, *, dimension: int) -> ShapedArray:
+        _require(keys.shape == payload.shape, name, "keys and payload of one shape",
+                 (keys.shape, payload.shape))
+        _require(0 <= dimension < keys.ndim, name, f"dimension in [0, {keys.ndim})",
+                 dimension)
+        return ShapedArray(payload.shape, payload.dtype, payload.weak_type)
+
+    def reference(keys, payload, *, dimension):
+        order = np.argsort(keys, axis=dimension, kind="stable")
+        return np.take_along_axis(payload, order, axis=dimension)
+
+    return OpDef(name, ("keys", "payload"), infer, reference, frozenset({Trait.PURE}),
+                 {"dimension": Attr.I64},
+                 doc="`payload` permuted as a stable ascending sort of `keys` along "
+                     "`dimension` (NaN last): sort is sort(x, x), argsort sort(x, iota).")
+
+
+CUMULATIVE = _cumulative()
+SORT = _sort()
+SCAN_OPS = (REDUCE_PROD, CUMULATIVE, SORT)
+__all__ = ["COMBINERS", "CUMULATIVE", "REDUCE_PROD", "SCAN_OPS", "SORT"]
