@@ -396,7 +396,8 @@ def broadcast_to(a, shape):
     a = asarray(a)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     lead = len(shape) - a.ndim
-    if lead < 0 or any(d not in (1, t) for d, t in zip(a.shape, shape[lead:], strict=True)):
+    if lead < 0 or builtins.any(d not in (1, t)
+                                for d, t in zip(a.shape, shape[lead:], strict=True)):
         raise ValueError(f"broadcast_to requires a shape that {a.shape} broadcasts to, got "
                          f"{shape}")
     return _broadcast(a, shape)
@@ -511,6 +512,9 @@ def size(a) -> int:
     return math.prod(shape(a))
 
 
+from .contractions import *  # noqa: E402, F403
+from .reductions import *  # noqa: E402, F403
+from .shapes import *  # noqa: E402, F403
 from .ufuncs import *  # noqa: E402, F403
 
 __all__ = [n for n in dir() if not n.startswith("_")

@@ -1,0 +1,156 @@
+"""Contractions beyond matmul/dot: einsum, tensordot, vdot, inner, outer, kron. Every one
+is a single `ember.dot_general` (plus transposes, reshapes and, for repeated subscripts,
+diagonals and sums)."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+from .. import numpy as _np
+
+asarray, reshape, transpose = _np.asarray, _np.reshape, _np.transpose
+
+
+def tensordot(a: Any, b: Any, axes: int | Sequence = 2) -> Any:
+    a, b = asarray(a), asarray(b)
+    if isinstance(axes, int):
+        if axes < 0 or axes > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot requires 0 <= axes <= {min(a.ndim, b.ndim)}, got "
+                             f"{axes}")
+        lc, rc = list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    else:
+        lc, rc = ([x] if isinstance(x, int) else list(x) for x in axes)
+    lc, rc = [x % a.ndim for x in lc], [x % b.ndim for x in rc]
+    for i, j in zip(lc, rc, strict=True):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot requires matching contracted dimensions, got shapes "
+                             f"{a.shape} and {b.shape} with axes {axes}")
+    return _np._dot_general(a, b, lc, rc)
+
+
+def vdot(a: Any, b: Any) -> Any:
+    a, b = _np.ravel(a), _np.ravel(b)
+    if a.shape != b.shape:
+        raise ValueError(f"vdot requires arrays of one size, got {a.size} and {b.size}")
+    return _np._dot_general(a, b, (0,), (0,))
+
+
+def inner(a: Any, b: Any) -> Any:
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return _np.multiply(a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner requires matching last dimensions, got shapes {a.shape} and "
+                         f"{b.shape}")
+    return _np._dot_general(a, b, (a.ndim - 1,), (b.ndim - 1,))
+
+
+def outer(a: Any, b: Any) -> Any:
+    a, b = _np.ravel(a), _np.ravel(b)
+    return _np.multiply(reshape(a, (a.size, 1)), reshape(b, (1, b.size)))
+
+
+def kron(a: Any, b: Any) -> Any:
+    a, b = asarray(a), asarray(b)
+    nd = max(a.ndim, b.ndim)
+    a = reshape(a, (1,) * (nd - a.ndim) + a.shape)
+    b = reshape(b, (1,) * (nd - b.ndim) + b.shape)
+    prod = _np.multiply(reshape(a, tuple(x for d in a.shape for x in (d, 1))),
+                        reshape(b, tuple(x for d in b.shape for x in (1, d))))
+    return reshape(prod, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
+
+
+# ----------------------------------------------------------------------------- einsum
+
+def _parse(subscripts: str, operands: Sequence[Any]) -> tuple[list[str], str]:
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, out = spec.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum requires one subscript per operand: {subscripts!r} has "
+                         f"{len(inputs)}, got {len(operands)} operands")
+    if "..." in spec:  # give the ellipsis dims letters of their own
+        free = [c for c in string.ascii_letters if c not in spec]
+        width = max(op.ndim - (len(s) - 3) for s, op in zip(inputs, operands, strict=True)
+                    if "..." in s)
+        dots = "".join(free[:width])
+        inputs = [s.replace("...", dots[width - (op.ndim - (len(s) - 3)):])
+                  for s, op in zip(inputs, operands, strict=True)]
+        if arrow:
+            out = out.replace("...", dots)
+        else:
+            out = dots + "".join(sorted(c for c in set("".join(inputs)) - set(dots)
+                                        if "".join(inputs).count(c) == 1))
+    elif not arrow:  # implicit mode: letters seen once, in alphabetical order
+        joined = "".join(inputs)
+        out = "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    for s, op in zip(inputs, operands, strict=True):
+        if len(s) != op.ndim or not s.isalpha():
+            raise ValueError(f"einsum subscripts {s!r} do not match an operand of shape "
+                             f"{op.shape}")
+    if len(set(out)) != len(out) or not set(out) <= set("".join(inputs)):
+        raise ValueError(f"einsum output subscripts {out!r} must be distinct letters of the "
+                         f"inputs")
+    return inputs, out
+
+
+def _diagonalize(x: Any, s: str) -> tuple[Any, str]:
+    """Repeated letters within one operand ('ii') take the diagonal."""
+    while len(set(s)) != len(s):
+        c = next(c for c in s if s.count(c) > 1)
+        i, j = s.index(c), s.index(c, s.index(c) + 1)
+        x = _np.diagonal(x, 0, i, j)  # the diagonal becomes the last axis
+        s = s[:i] + s[i + 1:j] + s[j + 1:] + c
+    return x, s
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = None,
+           precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Any explicit (or implicit) subscripts, contracted left to right with dot_general."""
+    operands = [asarray(x) for x in operands]
+    inputs, out = _parse(subscripts, operands)
+    sizes: dict[str, int] = {}
+    for s, op in zip(inputs, operands, strict=True):
+        for c, d in zip(s, op.shape, strict=True):
+            if sizes.setdefault(c, d) != d and 1 not in (d, sizes[c]):
+                raise ValueError(f"einsum requires one size per subscript, got {c!r} of "
+                                 f"sizes {sizes[c]} and {d}")
+            sizes[c] = max(sizes[c], d)
+    terms = [_diagonalize(x, s) for x, s in zip(operands, inputs, strict=True)]
+    terms = [(_np.broadcast_to(x, tuple(sizes[c] for c in s)), s) for x, s in terms]
+
+    def needed_after(k: int) -> set:
+        return set(out).union(*(set(s) for _, s in terms[k:]))
+
+    def sum_private(x: Any, s: str, keep: set) -> tuple[Any, str]:
+        drop = [i for i, c in enumerate(s) if c not in keep]
+        if drop:
+            x = _np.sum(x, axis=tuple(drop))
+            s = "".join(c for c in s if c in keep)
+        return x, s
+
+    acc, acc_s = sum_private(*terms[0], needed_after(1))
+    for k in range(1, len(terms)):
+        x, s = terms[k]
+        keep = needed_after(k + 1)
+        x, s = sum_private(x, s, keep | set(acc_s))
+        acc, acc_s = sum_private(acc, acc_s, keep | set(s))
+        shared = [c for c in acc_s if c in s]
+        batch = [c for c in shared if c in keep]
+        contract = [c for c in shared if c not in keep]
+        acc = _np._dot_general(acc, x, [acc_s.index(c) for c in contract],
+                               [s.index(c) for c in contract],
+                               [acc_s.index(c) for c in batch], [s.index(c) for c in batch])
+        acc_s = ("".join(batch) + "".join(c for c in acc_s if c not in shared)
+                 + "".join(c for c in s if c not in shared))
+    acc, acc_s = sum_private(acc, acc_s, set(out))
+    result = transpose(acc, [acc_s.index(c) for c in out]) if acc_s != out else acc
+    if preferred_element_type is not None:
+        result = _np.astype(result, preferred_element_type)
+    return result
+
+
+__all__ = ["einsum", "inner", "kron", "outer", "tensordot", "vdot"]
+

@@ -1,0 +1,208 @@
+"""Reductions beyond sum/max/min/mean: prod, argmax/argmin, any/all, running reductions,
+sorting, and the NaN-ignoring variants, with NumPy's NaN rules and JAX's result dtypes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ember.dialect import ops
+from ember.dialect.types import kind
+
+from .. import numpy as _np
+from .._src import dtypes as _dt
+from .._src.core import bind
+
+asarray, where, reshape = _np.asarray, _np._where, _np.reshape
+_axes, _keep, _sum_dtype = _np._axes, _np._keep, _np._sum_dtype
+
+
+def _to(a: Any, dtype: np.dtype) -> Any:
+    return a if a.dtype == dtype else bind(ops.CONVERT, a, dtype=dtype)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    a = asarray(a)
+    axes = _axes("prod", axis, a.ndim)
+    a = _to(a, _dt.canonicalize(dtype) if dtype is not None else _sum_dtype(a.dtype))
+    return _keep(a, bind(ops.REDUCE_PROD, a, axes=axes), axes, keepdims)
+
+
+def _truth(a: Any) -> Any:
+    a = asarray(a)
+    return a if a.dtype == np.bool_ else _np.not_equal(a, 0)
+
+
+def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    a = _truth(a)
+    axes = _axes("any", axis, a.ndim)
+    return _keep(a, bind(ops.REDUCE_MAX, a, axes=axes), axes, keepdims)
+
+
+def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    a = _truth(a)
+    axes = _axes("all", axis, a.ndim)
+    return _keep(a, bind(ops.REDUCE_MIN, a, axes=axes), axes, keepdims)
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _np.sum(_truth(a), axis=axis, keepdims=keepdims)
+
+
+def _flat_or(a: Any, axis: Any, name: str) -> tuple[Any, int]:
+    a = asarray(a)
+    if axis is None:
+        return reshape(a, (-1,)), 0
+    return a, _axes(name, axis, a.ndim)[0]
+
+
+def _iota(shape: tuple[int, ...], axis: int, dtype: np.dtype | None = None) -> Any:
+    return bind(ops.IOTA, dimension=axis, shape=tuple(shape), dtype=dtype or _dt.default_int())
+
+
+def _arg_extremum(name: str, extremum):
+    def reduce(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+        """The first index of the extremum; of the first NaN if there is one (NumPy)."""
+        x, ax = _flat_or(a, axis, name)
+        if x.shape[ax] == 0:
+            raise ValueError(f"{name} requires a non-empty axis (attempt to get {name} of an "
+                             f"empty sequence), got shape {x.shape} with axis={axis}")
+        best = extremum(x, axis=ax, keepdims=True)
+        hit = _np.equal(x, best)
+        if kind(x.dtype) == "f":
+            hit = where(_np.isnan(best), _np.isnan(x), hit)
+        index = where(hit, _iota(x.shape, ax), x.shape[ax])
+        out = bind(ops.REDUCE_MIN, index, axes=(ax,))
+        if not keepdims:
+            return out
+        if axis is None:
+            return reshape(out, (1,) * asarray(a).ndim)
+        return reshape(out, tuple(1 if i == ax else d for i, d in enumerate(x.shape)))
+
+    reduce.__name__ = name
+    return reduce
+
+
+argmax = _arg_extremum("argmax", _np.max)
+argmin = _arg_extremum("argmin", _np.min)
+
+
+def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    return _np.subtract(_np.max(a, axis=axis, keepdims=keepdims),
+                        _np.min(a, axis=axis, keepdims=keepdims))
+
+
+# ----------------------------------------------------------------------------- running
+
+def _cumulative(name: str, combiner: str):
+    def run(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
+        x, ax = _flat_or(a, axis, name)
+        if dtype is not None:
+            target = _dt.canonicalize(dtype)
+        elif combiner in ("sum", "prod"):
+            target = _sum_dtype(x.dtype)
+        else:
+            target = x.dtype
+        x = _to(x, target)
+        if x.dtype == np.bool_:  # scanned as integers (IREE cannot scan i1)
+            scanned = bind(ops.CUMULATIVE, _to(x, np.dtype(np.int8)), axis=ax,
+                           combiner=combiner)
+            return _to(scanned, np.dtype(np.bool_))
+        return bind(ops.CUMULATIVE, x, axis=ax, combiner=combiner)
+
+    run.__name__ = name
+    return run
+
+
+cumsum = cumulative_sum = _cumulative("cumsum", "sum")
+cumprod = cumulative_prod = _cumulative("cumprod", "prod")
+cummax = _cumulative("cummax", "max")
+cummin = _cumulative("cummin", "min")
+
+
+# ----------------------------------------------------------------------------- sorting
+
+def _sort_args(name: str, a: Any, axis: int | None, kind_: Any, order: Any) -> tuple[Any, int]:
+    if kind_ is not None or order is not None:
+        raise TypeError(f"{name} does not support 'kind' or 'order' (as in JAX); use "
+                        f"stable=True, the default")
+    return _flat_or(a, axis, name)
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
+         stable: bool = True, descending: bool = False) -> Any:
+    """Ascending, NaN last (NumPy's order); `descending` reverses it."""
+    x, ax = _sort_args("sort", a, axis, kind, order)
+    out = bind(ops.SORT, x, x, dimension=ax)
+    return bind(ops.REV, out, dimensions=(ax,)) if descending else out
+
+
+def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
+            stable: bool = True, descending: bool = False, dtype: Any = None) -> Any:
+    """Indices of a stable sort; ties keep their order, descending too (as in JAX)."""
+    x, ax = _sort_args("argsort", a, axis, kind, order)
+    index_dtype = _dt.canonicalize(dtype) if dtype is not None else _dt.default_int()
+    iota = _iota(x.shape, ax, index_dtype)
+    if not descending:
+        return bind(ops.SORT, x, iota, dimension=ax)
+    # Ties ordered by falling index, then reversed: rising index among ties again.
+    last = np.asarray(x.shape[ax] - 1, index_dtype)
+    ranks = bind(ops.SORT, x, _np.subtract(last, iota), dimension=ax)
+    return bind(ops.REV, _np.subtract(last, ranks), dimensions=(ax,))
+
+
+def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The middle of the sorted values (mean of the two middles); NaN if any is NaN."""
+    a = asarray(a)
+    axes = _axes("median", axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    x = reshape(_np.transpose(a, kept + list(axes)),
+                tuple(a.shape[i] for i in kept) + (math.prod(a.shape[i] for i in axes),))
+    x = _to(x, x.dtype if kind(x.dtype) == "f" else _dt.default_float())
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError(f"median requires a non-empty reduction, got shape {a.shape}")
+    s = sort(x, axis=-1)
+    lo, hi = (n - 1) // 2, n // 2
+    middle = _np.multiply(_np.add(s[..., lo], s[..., hi]), 0.5)
+    out = where(_np.isnan(s[..., n - 1]), np.nan, middle)
+    return _keep(a, out, axes, keepdims)
+
+
+# ----------------------------------------------------------------------------- NaN-ignoring
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    a = asarray(a)
+    return _np.sum(_np.nan_to_num(a, posinf=np.inf, neginf=-np.inf) if kind(a.dtype) == "f"
+                   else a, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nan_extremum(name: str, reduce, fill: float):
+    def run(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        a = asarray(a)
+        if kind(a.dtype) != "f":
+            return reduce(a, axis=axis, keepdims=keepdims)
+        out = reduce(where(_np.isnan(a), fill, a), axis=axis, keepdims=keepdims)
+        all_nan = all(_np.isnan(a), axis=axis, keepdims=keepdims)
+        return where(all_nan, np.nan, out)
+
+    run.__name__ = name
+    return run
+
+
+nanmax = _nan_extremum("nanmax", _np.max, -np.inf)
+nanmin = _nan_extremum("nanmin", _np.min, np.inf)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    a = asarray(a)
+    count = _np.sum(_np.logical_not(_np.isnan(a)), axis=axis, keepdims=keepdims)
+    total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    return _np.true_divide(total, count)
+
+
+__all__ = [n for n in dir() if not n.startswith("_")
+           and n not in ("annotations", "math", "np", "Any", "ops", "kind", "bind",
+                         "asarray", "where", "reshape")]

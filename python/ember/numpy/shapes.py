@@ -1,0 +1,442 @@
+"""Shape manipulation, data movement and array creation beyond the basics in __init__:
+all compositions of slice, rev, concatenate, take, iota and broadcast rows."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember.dialect import ops
+from ember.dialect.types import kind
+
+from .. import numpy as _np
+from .._src import dtypes as _dt
+from .._src.core import bind
+
+asarray, reshape, transpose, where = _np.asarray, _np.reshape, _np.transpose, _np._where
+
+
+def _axis(name: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name} requires axis in [{-ndim}, {ndim}), got {axis} for an array "
+                         f"of rank {ndim}")
+    return axis % ndim
+
+
+def ravel(a: Any, order: str = "C") -> Any:
+    a = asarray(a)
+    return reshape(a, (a.size,), order)
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    a = asarray(a)
+    perm = list(range(a.ndim))
+    i, j = _axis("swapaxes", axis1, a.ndim), _axis("swapaxes", axis2, a.ndim)
+    perm[i], perm[j] = j, i
+    return transpose(a, perm)
+
+
+def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Any:
+    a = asarray(a)
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis requires as many sources as destinations, got {src} and "
+                         f"{dst}")
+    src = [_axis("moveaxis", s, a.ndim) for s in src]
+    dst = [_axis("moveaxis", d, a.ndim) for d in dst]
+    perm = [i for i in range(a.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        perm.insert(d, s)
+    return transpose(a, perm)
+
+
+def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Any:
+    a = asarray(a)
+    if axis is None:
+        axes = [i for i, d in enumerate(a.shape) if d == 1]
+    else:
+        axes = [_axis("squeeze", i, a.ndim) for i in ((axis,) if isinstance(axis, int)
+                                                      else axis)]
+        for i in axes:
+            if a.shape[i] != 1:
+                raise ValueError(f"squeeze requires axes of length 1, got axis {i} of length "
+                                 f"{a.shape[i]} in shape {a.shape}")
+    return reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
+
+
+def atleast_1d(a: Any) -> Any:
+    a = asarray(a)
+    return reshape(a, (1,)) if a.ndim == 0 else a
+
+
+def atleast_2d(a: Any) -> Any:
+    a = asarray(a)
+    return reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
+
+
+def broadcast_arrays(*args: Any) -> list[Any]:
+    shape = _np._shape_of(*args, name="broadcast_arrays")
+    return [_np.broadcast_to(a, shape) for a in args]
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+def _slice_axis(a: Any, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    starts = [0] * a.ndim
+    limits = list(a.shape)
+    strides = [1] * a.ndim
+    starts[axis], limits[axis], strides[axis] = start, stop, step
+    if (starts, limits, strides) == ([0] * a.ndim, list(a.shape), [1] * a.ndim):
+        return a
+    return bind(ops.SLICE, a, start_indices=tuple(starts), limit_indices=tuple(limits),
+                strides=tuple(strides))
+
+
+def split(a: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
+    return _split("split", a, indices_or_sections, axis, even=True)
+
+
+def array_split(a: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Any]:
+    return _split("array_split", a, indices_or_sections, axis, even=False)
+
+
+def _split(name: str, a: Any, sections: Any, axis: int, even: bool) -> list[Any]:
+    a = asarray(a)
+    axis = _axis(name, axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(sections, (int, np.integer)):
+        count = int(sections)
+        if count <= 0:
+            raise ValueError(f"{name} requires a positive number of sections, got {count}")
+        if even and n % count:
+            raise ValueError(f"{name} requires an axis that divides into {count} equal "
+                             f"sections, got length {n}; use array_split for unequal ones")
+        size, extra = divmod(n, count)
+        bounds = [0]
+        for i in range(count):
+            bounds.append(bounds[-1] + size + (i < extra))
+    else:
+        bounds = [0] + [builtins.min(builtins.max(int(i) if i >= 0 else int(i) + n, 0), n)
+                        for i in sections] + [n]
+    return [_slice_axis(a, axis, lo, builtins.max(lo, hi))
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def hsplit(a: Any, sections: Any) -> list[Any]:
+    return split(a, sections, axis=1 if asarray(a).ndim > 1 else 0)
+
+
+def vsplit(a: Any, sections: Any) -> list[Any]:
+    return split(a, sections, axis=0)
+
+
+def tile(a: Any, reps: int | Sequence[int]) -> Any:
+    a = asarray(a)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    ndim = builtins.max(a.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    a = reshape(a, (1,) * (ndim - a.ndim) + a.shape)
+    # Broadcast to (r0, d0, r1, d1, ...) and merge each pair.
+    expanded = reshape(a, tuple(x for d in a.shape for x in (1, d)))
+    target = tuple(x for r, d in zip(reps, a.shape, strict=True) for x in (r, d))
+    return reshape(_np.broadcast_to(expanded, target),
+                   tuple(r * d for r, d in zip(reps, a.shape, strict=True)))
+
+
+def repeat(a: Any, repeats: int | Sequence[int], axis: int | None = None,
+           total_repeat_length: int | None = None) -> Any:
+    """Static repeat counts (one for all, or one per element along `axis`)."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis("repeat", axis, a.ndim)
+    if hasattr(repeats, "aval"):
+        raise TypeError("repeat requires concrete repeats (they set the result shape); pass "
+                        "a Python int or list")
+    counts = np.asarray(repeats)
+    if counts.ndim == 0:
+        r = int(counts)
+        shape = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
+        expanded = reshape(a, a.shape[:axis + 1] + (1,) + a.shape[axis + 1:])
+        return reshape(_np.broadcast_to(expanded, shape),
+                       a.shape[:axis] + (a.shape[axis] * r,) + a.shape[axis + 1:])
+    if counts.shape != (a.shape[axis],) or (counts < 0).any():
+        raise ValueError(f"repeat requires {a.shape[axis]} non-negative counts along axis "
+                         f"{axis}, got {counts.tolist()}")
+    index = np.repeat(np.arange(a.shape[axis], dtype=np.int32), counts)
+    return bind(ops.TAKE, a, asarray(index), axis=axis)
+
+
+def flip(a: Any, axis: int | Sequence[int] | None = None) -> Any:
+    a = asarray(a)
+    axes = range(a.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    dims = tuple(sorted({_axis("flip", i, a.ndim) for i in axes}))
+    return bind(ops.REV, a, dimensions=dims) if dims and a.ndim else a
+
+
+def fliplr(a: Any) -> Any:
+    return flip(a, 1)
+
+
+def flipud(a: Any) -> Any:
+    return flip(a, 0)
+
+
+def roll(a: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = None) -> Any:
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts, axes = np.broadcast_arrays(np.asarray(shifts), np.asarray(axes))
+    for s, ax in zip(shifts.tolist(), axes.tolist(), strict=True):
+        ax = _axis("roll", ax, a.ndim)
+        n = a.shape[ax]
+        if hasattr(s, "aval"):
+            raise TypeError("roll requires a concrete shift")
+        k = s % n if n else 0
+        if k:
+            a = _np.concatenate([_slice_axis(a, ax, n - k, n), _slice_axis(a, ax, 0, n - k)],
+                                ax)
+    return a
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    """constant, edge, reflect, symmetric and wrap, with static widths."""
+    a = asarray(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (a.ndim, 2))
+    if (widths < 0).any():
+        raise ValueError(f"pad requires non-negative widths, got {pad_width}")
+    if mode not in ("constant", "edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"pad supports modes constant, edge, reflect, symmetric and "
+                                  f"wrap, got {mode!r}")
+    for ax, (before, after) in enumerate(widths.tolist()):
+        if not (before or after):
+            continue
+        n = a.shape[ax]
+        if mode == "constant":
+            fill = np.broadcast_to(np.asarray(constant_values), (a.ndim, 2))[ax] \
+                if np.ndim(constant_values) else (constant_values, constant_values)
+            parts = []
+            for width, value in ((before, fill[0]), (None, None), (after, fill[1])):
+                if width is None:
+                    parts.append(a)
+                elif width:
+                    shape = a.shape[:ax] + (width,) + a.shape[ax + 1:]
+                    parts.append(_np.full(shape, value, a.dtype))
+            a = _np.concatenate(parts, ax)
+            continue
+        if n == 0:
+            raise ValueError(f"pad mode {mode!r} requires a non-empty axis, got axis {ax} of "
+                             f"length 0")
+        index = np.pad(np.arange(n), (before, after), mode=mode)
+        a = bind(ops.TAKE, a, asarray(index.astype(np.int32)), axis=ax)
+    return a
+
+
+def _tri_mask(n: int, m: int, k: int, upper: bool) -> Any:
+    rows = bind(ops.IOTA, dimension=0, shape=(n, m), dtype=np.dtype(np.int32))
+    cols = bind(ops.IOTA, dimension=1, shape=(n, m), dtype=np.dtype(np.int32))
+    diff = _np.subtract(cols, rows)
+    return _np.greater_equal(diff, k) if upper else _np.less_equal(diff, k)
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(f"tril requires an array of rank >= 2, got shape {m.shape}")
+    mask = _tri_mask(m.shape[-2], m.shape[-1], k, upper=False)
+    return where(mask, m, np.zeros((), m.dtype))
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(f"triu requires an array of rank >= 2, got shape {m.shape}")
+    mask = _tri_mask(m.shape[-2], m.shape[-1], k, upper=True)
+    return where(mask, m, np.zeros((), m.dtype))
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
+    mask = _tri_mask(N, N if M is None else M, k, upper=False)
+    return _np.astype(mask, _dt.default_float() if dtype is None else dtype)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
+    n, m = operator.index(N), operator.index(N if M is None else M)
+    dtype = _dt.canonicalize(_dt.default_float() if dtype is None else dtype)
+    diag = _np.equal(_np.subtract(bind(ops.IOTA, dimension=1, shape=(n, m),
+                                       dtype=np.dtype(np.int32)),
+                                  bind(ops.IOTA, dimension=0, shape=(n, m),
+                                       dtype=np.dtype(np.int32))), k)
+    return _np.astype(diag, dtype)
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    return eye(n, dtype=dtype)
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    a = asarray(a)
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    n, m = a.shape[-2:]
+    length = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else
+                          builtins.min(n + offset, m))
+    rows = np.arange(length) + builtins.max(0, -offset)
+    cols = rows + offset
+    flat = reshape(a, a.shape[:-2] + (n * m,))
+    return bind(ops.TAKE, flat, asarray((rows * m + cols).astype(np.int32)), axis=a.ndim - 2)
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    v = asarray(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    if v.ndim != 1:
+        raise ValueError(f"diag requires a 1-D or 2-D array, got shape {v.shape}")
+    n = v.shape[0] + builtins.abs(k)
+    # Row i holds v[i] on the diagonal for k >= 0; column j holds v[j] for k < 0.
+    values = bind(ops.TAKE, v, asarray(np.minimum(np.arange(n), builtins.max(v.shape[0] - 1,
+                                                                             0)).astype(
+        np.int32)), axis=0) if v.shape[0] else _np.zeros((n,), v.dtype)
+    source = reshape(values, (n, 1) if k >= 0 else (1, n))
+    return where(eye(n, k=k, dtype=np.bool_), _np.broadcast_to(source, (n, n)),
+                 np.zeros((), v.dtype))
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
+    return _np.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace requires num >= 0, got {num}")
+    dtype = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
+    compute = dtype if kind(dtype) == "f" else _dt.default_float()
+    start_, stop_ = (_np.astype(asarray(v), compute) for v in (start, stop))
+    div = (num - 1) if endpoint else num
+    step = _np.true_divide(_np.subtract(stop_, start_), builtins.max(div, 1))
+    i = bind(ops.IOTA, dimension=0, shape=(num,), dtype=compute)
+    shape = (num,) + tuple(start_.shape)
+    i = reshape(i, (num,) + (1,) * start_.ndim)
+    out = _np.add(start_, _np.multiply(i, step)) if num else _np.zeros(shape, compute)
+    if endpoint and num > 1:  # the last point is exactly stop
+        is_last = _np.equal(i, num - 1)
+        out = where(is_last, _np.broadcast_to(stop_, shape), out)
+    out = _np.astype(moveaxis(out, 0, axis) if start_.ndim else out, dtype)
+    return (out, step) if retstep else out
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    a = asarray(a)
+    return _np.full(a.shape if shape is None else shape, fill_value,
+                    a.dtype if dtype is None else dtype)
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return full_like(a, 0, dtype, shape)
+
+
+def empty(shape: Any, dtype: Any = None) -> Any:
+    return _np.zeros(shape, dtype)
+
+
+# ----------------------------------------------------------------------------- gathers
+
+def _fill_value(dtype: np.dtype) -> Any:
+    """JAX's fill for out-of-range take: NaN, the most negative int, the largest uint,
+    True."""
+    k = kind(dtype)
+    if k == "f":
+        return np.nan
+    if k == "b":
+        return True
+    return np.iinfo(dtype).min if k == "i" else np.iinfo(dtype).max
+
+
+def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
+         fill_value: Any = None) -> Any:
+    """JAX's take: mode 'fill' (the default) gives `fill_value` for out-of-range indices;
+    'clip' clamps; 'wrap' wraps. Negative indices count from the end in 'fill'."""
+    a, indices = asarray(a), asarray(indices)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis("take", axis, a.ndim)
+    if kind(indices.dtype) not in "iu":
+        raise TypeError(f"take requires integer indices, got {indices.dtype}")
+    n = a.shape[axis]
+    mode = mode or "fill"
+    if mode == "wrap":
+        return bind(ops.TAKE, a, _np.remainder(indices, builtins.max(n, 1)), axis=axis)
+    if mode == "clip":
+        return bind(ops.TAKE, a, _np.clip(indices, 0, builtins.max(n - 1, 0)), axis=axis)
+    if mode != "fill":
+        raise ValueError(f"take requires mode in ('fill', 'clip', 'wrap'), got {mode!r}")
+    valid = _np.logical_and(_np.greater_equal(indices, -n), _np.less(indices, n))
+    if n == 0:
+        safe = a if indices.size == 0 else _np.zeros(a.shape[:axis] + (1,) + a.shape[axis + 1:],
+                                                     a.dtype)
+        gathered = bind(ops.TAKE, safe, _np.zeros(indices.shape, indices.dtype), axis=axis)
+    else:
+        gathered = bind(ops.TAKE, a, indices, axis=axis)
+    mask = reshape(valid, (1,) * axis + indices.shape + (1,) * (a.ndim - axis - 1))
+    fill = _fill_value(a.dtype) if fill_value is None else fill_value
+    return where(mask, gathered, np.asarray(fill, a.dtype))
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
+                    fill_value: Any = None) -> Any:
+    """arr[..., indices, ...] pairing each index with its position on the other axes."""
+    arr, indices = asarray(arr), asarray(indices)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+        indices = ravel(indices)
+    axis = _axis("take_along_axis", axis, arr.ndim)
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"take_along_axis requires indices of the array's rank {arr.ndim}, "
+                         f"got shape {indices.shape}")
+    shape = list(np.broadcast_shapes(
+        tuple(d for i, d in enumerate(arr.shape) if i != axis),
+        tuple(d for i, d in enumerate(indices.shape) if i != axis)))
+    shape.insert(axis, indices.shape[axis])
+    shape = tuple(shape)
+    indices = _np.broadcast_to(indices, shape)
+    n = arr.shape[axis]
+    full = tuple(arr.shape[i] if i == axis else shape[i] for i in range(arr.ndim))
+    arr = _np.broadcast_to(arr, full)
+    idx = _np.astype(indices, np.int32)
+    normalized = where(_np.less(idx, 0), _np.add(idx, n), idx)
+    valid = _np.logical_and(_np.greater_equal(normalized, 0), _np.less(normalized, n))
+    clamped = _np.clip(normalized, 0, builtins.max(n - 1, 0))
+    flat = None
+    stride = 1
+    for d in reversed(range(arr.ndim)):
+        coord = clamped if d == axis else bind(ops.IOTA, dimension=d, shape=shape,
+                                               dtype=np.dtype(np.int32))
+        term = _np.multiply(coord, stride)
+        flat = term if flat is None else _np.add(flat, term)
+        stride *= full[d]
+    if math.prod(full) == 0 or math.prod(shape) == 0:
+        return _np.zeros(shape, arr.dtype)
+    out = bind(ops.TAKE, ravel(arr), ravel(flat), axis=0)
+    out = reshape(out, shape)
+    if mode == "clip":
+        return out
+    fill = _fill_value(arr.dtype) if fill_value is None else fill_value
+    return where(valid, out, np.asarray(fill, arr.dtype))
+
+
+__all__ = [n for n in dir() if not n.startswith("_")
+           and n not in ("annotations", "builtins", "math", "operator", "np", "Any",
+                         "Sequence", "ops", "kind", "bind", "asarray", "reshape", "transpose",
+                         "where")]
