@@ -5,14 +5,7 @@ from __future__ import annotations
 from ember.dialect.scan_ops import COMBINERS
 from ember.dialect.types import ShapedArray, kind
 
-from .emitter import Emitter, etype, identity_map, iterators, ttype
-
-
-def _copy(em: Emitter, value: str, aval: ShapedArray) -> str:
-    """A fresh tensor holding `value`: the ext ops write their outs in place, and an out that
-    is a function argument would let IREE write into the caller's buffer."""
-    return em.generic([(value, aval, identity_map(aval.ndim))], em.empty(aval), aval,
-                      identity_map(aval.ndim), iterators(aval.ndim), lambda b, _: b[0])
+from .emitter import Emitter, etype, results_lhs, ttype
 
 
 def lower_cumulative(em, op, args, avals, params, result) -> str:
@@ -49,25 +42,34 @@ def _or(em: Emitter, a: str, b: str, op: str = "ori") -> str:
 
 
 def lower_sort(em, op, args, avals, params, result) -> str:
+    """Keys and payload are sorted together (one out when they are the same value: the op
+    may not name one tensor twice). Function arguments may be outs: IREE clones them."""
     keys, payload = avals
     k = kind(keys.dtype)
-    outs = [_copy(em, args[0], keys), _copy(em, args[1], payload)]
+    same = args[0] == args[1]
+    outs = args[:1] if same else args
+    types = [keys] if same else [keys, payload]
     name = em.fresh()
     x, y, px, py = (em.fresh(s) for s in ("x", "y", "px", "py"))
-    em.emit(f"{name}:2 = iree_linalg_ext.sort dimension({params['dimension']}) "
-            f"outs({outs[0]}, {outs[1]} : {ttype(keys)}, {ttype(payload)}) {{")
-    em.emit(f"^bb0({x}: {etype(keys)}, {y}: {etype(keys)}, {px}: {etype(payload)}, "
-            f"{py}: {etype(payload)}):")
+    lhs, results = results_lhs(name, len(outs))
+    em.emit(f"{lhs} = iree_linalg_ext.sort dimension({params['dimension']}) "
+            f"outs({', '.join(outs)} : {', '.join(ttype(t) for t in types)}) {{")
+    block = f"{x}: {etype(keys)}, {y}: {etype(keys)}"
+    if not same:
+        block += f", {px}: {etype(payload)}, {py}: {etype(payload)}"
+    em.emit(f"^bb0({block}):")
     less = _compare(em, _LESS[k], x, y, keys)
-    same = _compare(em, "oeq" if k == "f" else "eq", x, y, keys)
-    if k == "f":  # NaN sorts last, and NaNs tie with each other
+    if k == "f":  # NaN sorts last
         nan_last = _or(em, _compare(em, "ord", x, x, keys), _compare(em, "uno", y, y, keys),
                        "andi")
         less = _or(em, less, nan_last)
-        both_nan = _or(em, _compare(em, "uno", x, x, keys), _compare(em, "uno", y, y, keys),
-                       "andi")
-        same = _or(em, same, both_nan)
-    tie = _or(em, same, _compare(em, _LESS[kind(payload.dtype)], px, py, payload), "andi")
-    em.emit(f"  iree_linalg_ext.yield {_or(em, less, tie)} : i1")
-    em.emit(f"}} -> {ttype(keys)}, {ttype(payload)}")
-    return f"{name}#1"
+    if not same:  # ties (NaNs tie with each other) ordered by payload: a stable argsort
+        tied = _compare(em, "oeq" if k == "f" else "eq", x, y, keys)
+        if k == "f":
+            tied = _or(em, tied, _or(em, _compare(em, "uno", x, x, keys),
+                                     _compare(em, "uno", y, y, keys), "andi"))
+        tie = _or(em, tied, _compare(em, _LESS[kind(payload.dtype)], px, py, payload), "andi")
+        less = _or(em, less, tie)
+    em.emit(f"  iree_linalg_ext.yield {less} : i1")
+    em.emit(f"}} -> {', '.join(ttype(t) for t in types)}")
+    return results[-1]

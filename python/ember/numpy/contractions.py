@@ -87,7 +87,7 @@ def _parse(subscripts: str, operands: Sequence[Any]) -> tuple[list[str], str]:
         joined = "".join(inputs)
         out = "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
     for s, op in zip(inputs, operands, strict=True):
-        if len(s) != op.ndim or not s.isalpha():
+        if len(s) != op.ndim or (s and not s.isalpha()):
             raise ValueError(f"einsum subscripts {s!r} do not match an operand of shape "
                              f"{op.shape}")
     if len(set(out)) != len(out) or not set(out) <= set("".join(inputs)):

@@ -1,0 +1,227 @@
+"""Reductions, shape functions, sorting and contractions of ember.numpy against jax.numpy
+(values and result dtypes) and NumPy (values), over random shapes (0-size, rank 0), dtypes
+and values (inf, nan, ties), eagerly and under jit."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from tolerances import tolerance
+
+import ember
+import ember.numpy as enp
+from helpers import assert_close
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+F32, I32, U8, B = (np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_))
+SHAPES = [(), (5,), (2, 3), (0, 3), (2, 1, 4)]
+
+
+def arrays(dtype, shape, ties=False):
+    if dtype == F32:
+        finite = st.floats(-100, 100, width=32, allow_subnormal=False)
+        if ties:
+            finite = st.sampled_from([-1.0, 0.0, 2.0, -0.0])
+        return hnp.arrays(dtype, shape, elements=st.one_of(
+            finite, st.sampled_from([np.inf, -np.inf, np.nan])))
+    if dtype == B:
+        return hnp.arrays(dtype, shape)
+    lo, hi = (0, 9) if dtype == U8 else (-9, 9) if ties else (-1000, 1000)
+    return hnp.arrays(dtype, shape, elements=st.integers(lo, hi))
+
+
+def axes_for(ndim):
+    single = st.integers(-ndim, ndim - 1) if ndim else st.nothing()
+    tuples = st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).map(tuple) \
+        if ndim else st.just(())
+    return st.one_of(st.none(), single, tuples)
+
+
+def compare(ours, theirs, approx=False):
+    theirs = np.asarray(theirs)
+    assert_close(np.asarray(ours), theirs, **tolerance(theirs.dtype, approx))
+
+
+def both_modes(fn, *args):
+    """fn's results eagerly and under jit (the non-array arguments are closed over)."""
+    return fn(*args), ember.jit(fn)(*args)
+
+
+REDUCTIONS = {  # name: (dtypes, takes a tuple axis, approximate)
+    "sum": ((F32, I32, U8, B), True, True), "prod": ((F32, I32), True, True),
+    "max": ((F32, I32, U8), True, False), "min": ((F32, I32, B), True, False),
+    "mean": ((F32, I32), True, True), "var": ((F32,), True, True),
+    "std": ((F32,), True, True), "any": ((F32, I32, B), True, False),
+    "all": ((F32, I32, B), True, False), "argmax": ((F32, I32), False, False),
+    "argmin": ((F32, I32, U8), False, False), "nansum": ((F32,), True, True),
+    "nanmax": ((F32,), True, False), "count_nonzero": ((F32, I32), True, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions_match_jax(name):
+    dtypes, tuple_axis, approx = REDUCTIONS[name]
+
+    @given(st.data())
+    def check(data):
+        shape = data.draw(st.sampled_from(SHAPES))
+        x = data.draw(arrays(data.draw(st.sampled_from(dtypes)), shape, ties=True))
+        axis = data.draw(axes_for(len(shape)) if tuple_axis else st.one_of(
+            st.none(), st.integers(-len(shape), len(shape) - 1) if shape else st.none()))
+        keepdims = data.draw(st.booleans())
+        try:
+            expected = getattr(jnp, name)(x, axis=axis, keepdims=keepdims)
+        except ValueError:  # empty argmax/max: the same refusal is expected of Ember
+            with pytest.raises(ValueError):
+                getattr(enp, name)(x, axis=axis, keepdims=keepdims)
+            return
+        for got in both_modes(lambda v: getattr(enp, name)(v, axis=axis, keepdims=keepdims),
+                              x):
+            compare(got, expected, approx)
+
+    check()
+
+
+RUNNING = ["cumsum", "cumprod", "sort", "argsort"]
+
+
+@pytest.mark.parametrize("name", RUNNING)
+def test_running_and_sorting_match_numpy_and_jax(name):
+    @given(st.data())
+    def check(data):
+        shape = data.draw(st.sampled_from(SHAPES[1:]))
+        x = data.draw(arrays(data.draw(st.sampled_from((F32, I32, B))), shape, ties=True))
+        axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
+        expected = getattr(jnp, name)(x, axis=axis)
+        if name in ("sort", "argsort"):
+            kw = {"kind": "stable"} if name == "argsort" else {}
+            assert_close(getattr(np, name)(x, axis=axis, **kw).astype(np.asarray(expected).dtype),
+                         np.asarray(expected))
+        for got in both_modes(lambda v: getattr(enp, name)(v, axis=axis), x):
+            compare(got, expected, approx=name == "cumprod")
+
+    check()
+
+
+def test_descending_sorts_keep_ties_in_order():
+    x = np.array([[3, 1, 3, 2, 1, 3]], np.int32)
+    for fn in ("sort", "argsort"):
+        compare(getattr(enp, fn)(x, descending=True), getattr(jnp, fn)(x, descending=True))
+
+
+# name: how to call it on one array (the same lambda runs on enp and jnp)
+SHAPE_FUNCS = {
+    "ravel": lambda m, x: m.ravel(x),
+    "swapaxes": lambda m, x: m.swapaxes(x, 0, -1),
+    "moveaxis": lambda m, x: m.moveaxis(x, 0, -1),
+    "squeeze": lambda m, x: m.squeeze(m.expand_dims(x, 0)),
+    "split": lambda m, x: m.array_split(x, 2, axis=-1)[-1],
+    "tile": lambda m, x: m.tile(x, (2, 1)),
+    "repeat": lambda m, x: m.repeat(x, 2, axis=-1),
+    "repeat_none": lambda m, x: m.repeat(x, 3),
+    "flip": lambda m, x: m.flip(x),
+    "flip_axis": lambda m, x: m.flip(x, -1),
+    "roll": lambda m, x: m.roll(x, 2, axis=-1),
+    "roll_none": lambda m, x: m.roll(x, -3),
+    "pad_constant": lambda m, x: m.pad(x, 1, constant_values=7),
+    "pad_edge": lambda m, x: m.pad(x, [(0, 2)] * x.ndim, mode="edge"),
+    "pad_reflect": lambda m, x: m.pad(x, [(1, 1)] * x.ndim, mode="reflect"),
+    "pad_wrap": lambda m, x: m.pad(x, [(2, 1)] * x.ndim, mode="wrap"),
+    "tril": lambda m, x: m.tril(m.atleast_2d(x), -1),
+    "triu": lambda m, x: m.triu(m.atleast_2d(x), 1),
+    "broadcast_arrays": lambda m, x: m.broadcast_arrays(x, m.ones((2, 1) + x.shape[1:],
+                                                                  x.dtype))[0],
+    "full_like": lambda m, x: m.full_like(x, 3),
+    "take": lambda m, x: m.take(x, m.asarray([0, -1, 2, 9]), axis=-1),
+    "take_along_axis": lambda m, x: m.take_along_axis(x, m.argsort(x, axis=-1), axis=-1),
+    "diagonal": lambda m, x: m.diagonal(m.atleast_2d(x), 1),
+    "concat_stack": lambda m, x: m.concatenate([m.stack([x, x]), m.stack([x])]),
+}
+NONEMPTY = {"pad_edge", "pad_reflect", "pad_wrap", "take", "roll", "roll_none"}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_FUNCS))
+def test_shape_functions_match_jax(name):
+    fn = SHAPE_FUNCS[name]
+
+    @given(st.data())
+    def check(data):
+        shape = data.draw(st.sampled_from([(5,), (2, 3), (3, 4)] if name in NONEMPTY
+                                          else SHAPES[1:]))
+        x = data.draw(arrays(data.draw(st.sampled_from((F32, I32))), shape))
+        expected = fn(jnp, x)
+        for got in both_modes(lambda v: fn(enp, v), x):
+            compare(got, expected)
+
+    check()
+
+
+def test_creation_functions_match_jax():
+    for args in [(0, 1, 7), (2.5, -1, 4), (0, 10, 1), (3, 4, 0)]:
+        compare(enp.linspace(*args), jnp.linspace(*args), approx=True)
+        compare(enp.linspace(*args, endpoint=False), jnp.linspace(*args, endpoint=False),
+                approx=True)
+    for n, m, k in [(3, None, 0), (3, 5, 1), (4, 2, -1)]:
+        compare(enp.eye(n, m, k), jnp.eye(n, m, k))
+        compare(enp.tri(n, m, k), jnp.tri(n, m, k))
+    compare(enp.identity(4, np.int32), jnp.identity(4, np.int32))
+    v = np.arange(1, 4, dtype=np.float32)
+    for k in (-2, 0, 1):
+        compare(enp.diag(v, k), jnp.diag(v, k))
+
+
+@st.composite
+def einsum_case(draw):
+    letters = "abcde"
+    sizes = {c: draw(st.integers(1, 3)) for c in letters}
+    n_ops = draw(st.integers(1, 3))
+    specs = [draw(st.lists(st.sampled_from(letters), min_size=0, max_size=3))
+             for _ in range(n_ops)]
+    if n_ops == 1 and len(specs[0]) >= 2 and draw(st.booleans()):
+        specs[0][1] = specs[0][0]  # a repeated subscript: a diagonal
+    used = sorted(set("".join("".join(s) for s in specs)))
+    out = draw(st.permutations(used).map(lambda p: p[:draw(st.integers(0, len(p)))]))
+    operands = [draw(hnp.arrays(F32, tuple(sizes[c] for c in s),
+                                elements=st.floats(-4, 4, width=32))) for s in specs]
+    return ",".join("".join(s) for s in specs) + "->" + "".join(out), operands
+
+
+@given(einsum_case())
+def test_einsum_matches_numpy(case):
+    subscripts, operands = case
+    expected = np.einsum(subscripts, *operands).astype(np.float32)
+    got = enp.einsum(subscripts, *operands)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_contractions_match_numpy():
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (4, 3)))
+    cases = [(enp.tensordot(a, b, 1), np.tensordot(a, b, 1)),
+             (enp.tensordot(a, b, ([1, 2], [1, 0])), np.tensordot(a, b, ([1, 2], [1, 0]))),
+             (enp.vdot(b, b), np.vdot(b, b)), (enp.inner(a, b.T), np.inner(a, b.T)),
+             (enp.outer(b, b[0]), np.outer(b, b[0])), (enp.kron(b, b[:2]), np.kron(b, b[:2])),
+             (enp.einsum("...ij,jk->...ik", a, b), np.einsum("...ij,jk->...ik", a, b)),
+             (ember.jit(lambda q, k: enp.einsum("bqd,bkd->bqk", q, k))(a, a),
+              np.einsum("bqd,bkd->bqk", a, a))]
+    for got, expected in cases:
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_shapes_name_the_function_and_both_shapes():
+    a, b = np.ones((2, 3), np.float32), np.ones((4, 2), np.float32)
+    with pytest.raises(ValueError, match=r"tensordot.*\(2, 3\).*\(4, 2\)"):
+        enp.tensordot(a, b, 1)
+    with pytest.raises(ValueError, match="einsum subscripts 'ijk'"):
+        enp.einsum("ijk,jl->il", a, b)
+    with pytest.raises(ValueError, match=r"split requires .*3 equal|2 equal"):
+        enp.split(a, 2, axis=1)
+    with pytest.raises(ValueError, match="argmax requires a non-empty axis"):
+        enp.argmax(np.ones((0,), np.float32))
+    with pytest.raises(TypeError, match="bitwise_xor requires integer"):
+        enp.bitwise_xor(a, a)
+    with pytest.raises(ValueError, match=r"add requires shapes that broadcast.*\(2, 3\).*\(4, 2\)"):
+        enp.add(a, b)
