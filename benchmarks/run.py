@@ -52,6 +52,20 @@ def softmax(np_, x):
     return e / np_.sum(e, axis=-1, keepdims=True)
 
 
+def layernorm(np_, x):
+    mean = np_.mean(x, axis=-1, keepdims=True)
+    var = np_.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) / np_.sqrt(var + 1e-5)
+
+
+def attention_scores(np_, q, k):
+    return np_.einsum("bqd,bkd->bqk", q, k)
+
+
+def total(np_, x):
+    return np_.sum(x)
+
+
 def matmul_relu(np_, a, b):
     return np_.maximum(a @ b, 0.0)
 
@@ -104,6 +118,12 @@ def cases(quick: bool):
     yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=20)
     yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5)
     yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10)
+    yield ember_and_jax("layernorm 4096x1024, jit", layernorm, s, number=5 if quick else 10)
+    q, k = (rng.standard_normal((8, 512, 64)).astype(np.float32) for _ in range(2))
+    yield ember_and_jax("einsum attention scores 8x512x64, jit", attention_scores, q, k,
+                        number=5 if quick else 10)
+    yield ember_and_jax("sum over 16M f32, jit", total,
+                        rng.standard_normal(16 * 2**20).astype(np.float32), number=5)
     yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
     yield ember_and_jax("fori_loop 1000 steps on f32[256], jit", fori_update,
                         rng.standard_normal(256).astype(np.float32), number=20)
@@ -154,11 +174,14 @@ def dispatch_fraction() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     rounds = 3 if args.quick else 15
     print("| case | Ember | JAX | NumPy | Ember/JAX | Ember/NumPy |")
     print("|---|---|---|---|---|---|")
     for name, fns, number in cases(args.quick):
+        if args.only not in name:
+            continue
         t = measure(fns, number, rounds)
         jax_t = t.get("jax")
         vs_jax = f"{t['ember'] / jax_t:.2f}" if jax_t else "n/a"

@@ -114,7 +114,7 @@ def derived(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict
     """What scalar templates may ask besides IR attributes (convert's source and target)."""
     src = avals[-1] if avals else result
     return dict(params, to=kind(result.dtype), src_bits=bits(src), dst_bits=bits(result),
-                same=src.dtype == result.dtype)
+                same=src.dtype == result.dtype, to_bf16=result.dtype.name == "bfloat16")
 
 
 def bits(aval: ShapedArray) -> int:

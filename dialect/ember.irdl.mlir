@@ -505,4 +505,30 @@ irdl.dialect @ember {
     irdl.operands(lhs: %t0, rhs: %t1)
     irdl.results(result: %t2)
   }
+  irdl.operation @reduce_prod {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"axes" = %a0}
+  }
+  irdl.operation @cumulative {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+    %a0 = irdl.base "#builtin.integer"
+    %a1 = irdl.base "#builtin.string"
+    irdl.attributes {"axis" = %a0, "combiner" = %a1}
+  }
+  irdl.operation @sort {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(keys: %t0, payload: %t1)
+    irdl.results(result: %t2)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"dimension" = %a0}
+  }
 }

@@ -185,6 +185,22 @@ def _convert_body(k: str, attrs: Mapping) -> str:
             f"{{r}} = arith.{op} {{0}} : {{t}} to {{rt}}"
     if k == "f":
         return f"{{r}} = arith.{'fptosi' if to == 'i' else 'fptoui'} {{0}} : {{t}} to {{rt}}"
+    if to == "f" and attrs.get("to_bf16"):
+        # LLVM lowers int -> bfloat16 to a call of __truncsfbf2, which IREE's runtime lacks
+        # (and MLIR folds truncf(sitofp) back into it): go through float32 and round its bits
+        # to nearest even by hand. Integers are never NaN.
+        return (f"{{x0}} = arith.{'sitofp' if k == 'i' else 'uitofp'} {{0}} : {{t}} to f32\n"
+                "{x1} = arith.bitcast {x0} : f32 to i32\n"
+                "{x2} = arith.constant 16 : i32\n"
+                "{x3} = arith.shrui {x1}, {x2} : i32\n"
+                "{x4} = arith.constant 1 : i32\n"
+                "{x5} = arith.andi {x3}, {x4} : i32\n"
+                "{x6} = arith.constant 32767 : i32\n"
+                "{x7} = arith.addi {x6}, {x5} : i32\n"
+                "{x8} = arith.addi {x1}, {x7} : i32\n"
+                "{x9} = arith.shrui {x8}, {x2} : i32\n"
+                "{x10} = arith.trunci {x9} : i32 to i16\n"
+                "{r} = arith.bitcast {x10} : i16 to bf16")
     if to == "f":
         return f"{{r}} = arith.{'sitofp' if k == 'i' else 'uitofp'} {{0}} : {{t}} to {{rt}}"
     if dst_bits == src_bits:

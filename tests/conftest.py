@@ -16,7 +16,14 @@ _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                      HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=20, derandomize=True, **_COMMON)
 settings.register_profile("deep", max_examples=200, **_COMMON)
-settings.load_profile(os.environ.get("EMBER_HYPOTHESIS_PROFILE", "ci"))
+PROFILE = os.environ.get("EMBER_HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+
+
+def few_examples(n: int = 6) -> settings:
+    """For suites of many tests where nearly every example is a fresh compile (one per
+    function, shape and dtype): `n` examples in CI, ten times as many in the deep profile."""
+    return settings(max_examples=n if PROFILE == "ci" else 10 * n)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ and values (inf, nan, ties), eagerly and under jit."""
 
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -65,6 +66,7 @@ REDUCTIONS = {  # name: (dtypes, takes a tuple axis, approximate)
 def test_reductions_match_jax(name):
     dtypes, tuple_axis, approx = REDUCTIONS[name]
 
+    @few_examples()
     @given(st.data())
     def check(data):
         shape = data.draw(st.sampled_from(SHAPES))
@@ -90,6 +92,7 @@ RUNNING = ["cumsum", "cumprod", "sort", "argsort"]
 
 @pytest.mark.parametrize("name", RUNNING)
 def test_running_and_sorting_match_numpy_and_jax(name):
+    @few_examples()
     @given(st.data())
     def check(data):
         shape = data.draw(st.sampled_from(SHAPES[1:]))
@@ -147,6 +150,7 @@ NONEMPTY = {"pad_edge", "pad_reflect", "pad_wrap", "take", "roll", "roll_none"}
 def test_shape_functions_match_jax(name):
     fn = SHAPE_FUNCS[name]
 
+    @few_examples()
     @given(st.data())
     def check(data):
         shape = data.draw(st.sampled_from([(5,), (2, 3), (3, 4)] if name in NONEMPTY
@@ -189,6 +193,7 @@ def einsum_case(draw):
     return ",".join("".join(s) for s in specs) + "->" + "".join(out), operands
 
 
+@few_examples(15)
 @given(einsum_case())
 def test_einsum_matches_numpy(case):
     subscripts, operands = case

@@ -4,6 +4,7 @@ under jit. Same values, same result dtype."""
 
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -90,6 +91,7 @@ def _check(name, dtypes, approx, arity):
     jitted = ember.jit(ours)
     theirs = getattr(jnp, name)
 
+    @few_examples()
     @given(case(name, dtypes, arity))
     def check(args):
         expected = np.asarray(theirs(*args))

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ember.dialect import ops
@@ -30,8 +31,17 @@ uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.u
                                                        np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
+bfloat16 = np.dtype(bfloat16)
 result_type = _dt.result_type
 promote_types = _dt.promote_types
+finfo = ml_dtypes.finfo  # NumPy's, extended to bfloat16
+iinfo = ml_dtypes.iinfo
+dtype = np.dtype
+issubdtype = np.issubdtype
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    return np.can_cast(from_, to, casting)
 
 _ARRAY_TYPES = (Array, Tracer)
 
@@ -519,5 +529,5 @@ from .ufuncs import *  # noqa: E402, F403
 
 __all__ = [n for n in dir() if not n.startswith("_")
            and n not in ("annotations", "builtins", "math", "np", "Any", "Sequence", "ops",
-                         "ShapedArray", "kind", "bind", "constant", "current_trace", "Tracer")]
-del bfloat16
+                         "ml_dtypes", "ShapedArray", "kind", "bind", "constant",
+                         "current_trace", "Tracer")]

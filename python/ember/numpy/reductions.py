@@ -101,8 +101,8 @@ def _cumulative(name: str, combiner: str):
         x, ax = _flat_or(a, axis, name)
         if dtype is not None:
             target = _dt.canonicalize(dtype)
-        elif combiner in ("sum", "prod"):
-            target = _sum_dtype(x.dtype)
+        elif combiner in ("sum", "prod") and x.dtype == np.bool_:
+            target = _dt.default_int()  # JAX keeps other dtypes (int8 stays int8)
         else:
             target = x.dtype
         x = _to(x, target)

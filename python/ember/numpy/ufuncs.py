@@ -313,7 +313,7 @@ def hypot(x: Any, y: Any) -> Any:
     safe = where(_np.equal(big, 0), 1.0, big)
     ratio = _np.true_divide(small, safe)
     out = _np.multiply(big, _np.sqrt(_np.add(1.0, _np.multiply(ratio, ratio))))
-    return where(isinf(big), big, out)
+    return where(_np.logical_or(isinf(x), isinf(y)), np.inf, out)  # hypot(inf, nan) = inf
 
 
 def deg2rad(x: Any) -> Any:

@@ -1,0 +1,104 @@
+"""Dtypes: JAX's promotion lattice with weak Python scalars, x64 mode, float16/bfloat16/
+unsigned arithmetic through IREE, astype, finfo/iinfo."""
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from tolerances import tolerance
+
+import ember
+import ember.numpy as enp
+from helpers import assert_close
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+NARROW = [np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32, np.float16,
+          ml_dtypes.bfloat16, np.float32]
+
+
+def test_promotion_table_is_jaxs():
+    for a, b in itertools.product(NARROW, repeat=2):
+        assert enp.promote_types(a, b) == jnp.promote_types(a, b), (a, b)
+
+
+@pytest.mark.parametrize("dtype", NARROW)
+def test_weak_python_scalars_do_not_widen(dtype):
+    x = np.ones(3, dtype)
+    for scalar in (1, 2.5, True):
+        if dtype == np.bool_ and isinstance(scalar, float):
+            continue
+        expected = (jnp.asarray(x) + scalar).dtype
+        assert enp.result_type(x, scalar) == expected, (dtype, scalar)
+        assert (enp.asarray(x) + scalar).dtype == expected
+        assert ember.jit(lambda v, s=scalar: v * s)(x).dtype == expected
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.uint16, np.uint32,
+                                   np.int8, np.int16])
+def test_arithmetic_in_narrow_dtypes(dtype):
+    dtype = np.dtype(dtype)
+
+    @given(hnp.arrays(dtype, (6,), elements=st.integers(0, 100).map(float)
+                      if dtype.kind in "fV" else st.integers(0, 100)),
+           hnp.arrays(dtype, (6,), elements=st.integers(1, 20).map(float)
+                      if dtype.kind in "fV" else st.integers(1, 20)))
+    def check(x, y):
+        expected = [jnp.add(x, y), jnp.multiply(x, y), jnp.maximum(x, y),
+                    jnp.floor_divide(x, y), jnp.sum(x), jnp.cumsum(y)]
+        got = ember.jit(lambda a, b: [enp.add(a, b), enp.multiply(a, b), enp.maximum(a, b),
+                                      enp.floor_divide(a, b), enp.sum(a), enp.cumsum(b)])(x, y)
+        for g, e in zip(got, expected, strict=True):
+            e = np.asarray(e)
+            assert_close(np.asarray(g), e, **tolerance(e.dtype, approx=True))
+        if dtype.kind in "fV":
+            e = np.asarray(jnp.exp(x / 50))
+            assert_close(np.asarray(enp.exp(x / 50)), e, **tolerance(e.dtype, approx=True))
+
+    check()
+
+
+def test_astype_follows_numpy_conversions():
+    x = np.array([-2.7, -0.5, 0.0, 0.5, 2.7, 300.0], np.float32)
+    for dtype in (np.int32, np.uint8, np.bool_, np.float16, ml_dtypes.bfloat16):
+        safe = x if dtype != np.uint8 else np.abs(x) % 256  # out of range is undefined
+        assert_close(enp.asarray(safe).astype(dtype), safe.astype(dtype))
+    b = np.array([True, False])
+    assert_close(enp.asarray(b).astype(np.float32), b.astype(np.float32))
+    wide = np.random.default_rng(0).integers(-2**31, 2**31 - 1, 500).astype(np.int32)
+    assert_close(enp.asarray(wide).astype(ml_dtypes.bfloat16),  # rounds to nearest even
+                 wide.astype(ml_dtypes.bfloat16))
+    i = np.array([-1, 300], np.int32)
+    assert_close(enp.asarray(i).astype(np.uint8), i.astype(np.uint8))  # wraps, as NumPy
+    with pytest.raises(TypeError, match="does not support dtype complex64"):
+        enp.asarray(x).astype(np.complex64)
+
+
+def test_finfo_and_iinfo():
+    for dtype in (np.float16, ml_dtypes.bfloat16, np.float32):
+        assert enp.finfo(dtype).eps == jnp.finfo(dtype).eps
+        assert enp.finfo(dtype).max == jnp.finfo(dtype).max
+    assert enp.iinfo(np.int8).min == -128 and enp.iinfo(enp.uint16).max == 65535
+    assert enp.bfloat16 == np.dtype(ml_dtypes.bfloat16)
+
+
+def test_x64_gives_64_bit_defaults_and_real_float64():
+    ember.config.update("ember_enable_x64", True)
+    try:
+        assert enp.arange(3).dtype == np.int64
+        assert enp.zeros(2).dtype == np.float64
+        x = np.array([1 / 3, 1e-300, 2.0**60], np.float64)
+        got = ember.jit(lambda v: v * 3.0 + 1e-20)(x)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(got), x * 3.0 + 1e-20)
+        big = np.array([2**40 + 1], np.int64)
+        np.testing.assert_array_equal(np.asarray(ember.jit(lambda v: v * 2)(big)), big * 2)
+    finally:
+        ember.config.update("ember_enable_x64", False)
+    assert enp.arange(3).dtype == np.int32
+    assert enp.asarray(np.zeros(2, np.float64)).dtype == np.float32
