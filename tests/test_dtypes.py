@@ -6,6 +6,7 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -44,6 +45,7 @@ def test_weak_python_scalars_do_not_widen(dtype):
 def test_arithmetic_in_narrow_dtypes(dtype):
     dtype = np.dtype(dtype)
 
+    @few_examples(5)
     @given(hnp.arrays(dtype, (6,), elements=st.integers(0, 100).map(float)
                       if dtype.kind in "fV" else st.integers(0, 100)),
            hnp.arrays(dtype, (6,), elements=st.integers(1, 20).map(float)

@@ -46,9 +46,10 @@ def compare(ours, theirs, approx=False):
     assert_close(np.asarray(ours), theirs, **tolerance(theirs.dtype, approx))
 
 
-def both_modes(fn, *args):
-    """fn's results eagerly and under jit (the non-array arguments are closed over)."""
-    return fn(*args), ember.jit(fn)(*args)
+def run(data, fn, *args):
+    """fn's result eagerly or under jit, drawn per example: both modes are covered at half
+    the compiles (each new signature is a fresh IREE compile)."""
+    return [ember.jit(fn)(*args) if data.draw(st.booleans(), "jit") else fn(*args)]
 
 
 REDUCTIONS = {  # name: (dtypes, takes a tuple axis, approximate)
@@ -80,7 +81,7 @@ def test_reductions_match_jax(name):
             with pytest.raises(ValueError):
                 getattr(enp, name)(x, axis=axis, keepdims=keepdims)
             return
-        for got in both_modes(lambda v: getattr(enp, name)(v, axis=axis, keepdims=keepdims),
+        for got in run(data, lambda v: getattr(enp, name)(v, axis=axis, keepdims=keepdims),
                               x):
             compare(got, expected, approx)
 
@@ -103,7 +104,7 @@ def test_running_and_sorting_match_numpy_and_jax(name):
             kw = {"kind": "stable"} if name == "argsort" else {}
             assert_close(getattr(np, name)(x, axis=axis, **kw).astype(np.asarray(expected).dtype),
                          np.asarray(expected))
-        for got in both_modes(lambda v: getattr(enp, name)(v, axis=axis), x):
+        for got in run(data, lambda v: getattr(enp, name)(v, axis=axis), x):
             compare(got, expected, approx=name == "cumprod")
 
     check()
@@ -157,7 +158,7 @@ def test_shape_functions_match_jax(name):
                                           else SHAPES[1:]))
         x = data.draw(arrays(data.draw(st.sampled_from((F32, I32))), shape))
         expected = fn(jnp, x)
-        for got in both_modes(lambda v: fn(enp, v), x):
+        for got in run(data, lambda v: fn(enp, v), x):
             compare(got, expected)
 
     check()
@@ -230,3 +231,13 @@ def test_bad_shapes_name_the_function_and_both_shapes():
         enp.bitwise_xor(a, a)
     with pytest.raises(ValueError, match=r"add requires shapes that broadcast.*\(2, 3\).*\(4, 2\)"):
         enp.add(a, b)
+
+
+def test_one_argument_where_is_concrete_nonzero():
+    a = np.array([[0, 1, 0], [2, 0, 3]], np.int32)
+    for got, expected in zip(enp.where(a), np.nonzero(a), strict=True):
+        compare(got, expected.astype(np.int32))
+    compare(enp.argwhere(a), np.argwhere(a).astype(np.int32))
+    compare(enp.flatnonzero(a), np.flatnonzero(a).astype(np.int32))
+    with pytest.raises(ember.errors.ConcretizationTypeError, match="three-argument where"):
+        ember.jit(lambda v: enp.where(v > 0))(a)

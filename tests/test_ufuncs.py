@@ -92,8 +92,8 @@ def _check(name, dtypes, approx, arity):
     theirs = getattr(jnp, name)
 
     @few_examples()
-    @given(case(name, dtypes, arity))
-    def check(args):
+    @given(case(name, dtypes, arity), st.booleans())
+    def check(args, under_jit):
         expected = np.asarray(theirs(*args))
         if name not in JAX_ONLY:
             with np.errstate(all="ignore"):
@@ -101,7 +101,7 @@ def _check(name, dtypes, approx, arity):
             if expected.dtype.kind != "f" or reference.dtype == expected.dtype:
                 assert_close(reference, expected, **tolerance(expected.dtype, approx))
         tol = tolerance(expected.dtype, approx)
-        for fn in (ours, jitted):
+        for fn in ((jitted if under_jit else ours),):  # half the compiles, both modes
             actual = np.asarray(fn(*args))
             if expected.dtype.kind == "f":  # compiled code flushes subnormal results
                 tiny = np.finfo(expected.dtype).tiny

@@ -216,11 +216,32 @@ def invert(x):
 
 
 def where(condition, x=None, y=None):
-    """where(c, x, y): elementwise choice. The one-argument form needs concrete input."""
+    """where(c, x, y): elementwise choice. where(c) is nonzero(c): concrete input only."""
+    if x is None and y is None:
+        return nonzero(condition)
     if x is None or y is None:
-        raise ValueError("where requires both x and y inside ember (the one-argument form "
-                         "has a data-dependent shape); got only the condition")
+        raise ValueError("where requires both x and y, or neither; got only one")
     return _where(condition, x, y)
+
+
+def nonzero(a) -> tuple[Any, ...]:
+    """Indices of the non-zero elements. Their count sets the shape, so `a` must be
+    concrete: under jit this raises ConcretizationTypeError."""
+    if isinstance(a, Tracer):
+        raise ConcretizationTypeError(
+            f"nonzero (and one-argument where) requires a concrete array (the count of "
+            f"non-zero elements sets the result shape), got a traced {a.aval.str_short()}. "
+            f"Use the three-argument where(c, x, y), or compute it outside jit.")
+    return tuple(constant(i.astype(_dt.default_int())) for i in np.nonzero(np.asarray(a)))
+
+
+def argwhere(a) -> Any:
+    return stack(nonzero(a), axis=-1) if np.ndim(a) else constant(
+        np.zeros((int(bool(np.asarray(a))), 0), _dt.default_int()))
+
+
+def flatnonzero(a) -> Any:
+    return nonzero(np.ravel(np.asarray(a)) if not isinstance(a, Tracer) else a)[0]
 
 
 @_fused
