@@ -20,7 +20,7 @@ PROFILE = os.environ.get("EMBER_HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
-def few_examples(n: int = 6) -> settings:
+def few_examples(n: int = 4) -> settings:
     """For suites of many tests where nearly every example is a fresh compile (one per
     function, shape and dtype): `n` examples in CI, ten times as many in the deep profile."""
     return settings(max_examples=n if PROFILE == "ci" else 10 * n)
