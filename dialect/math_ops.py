@@ -6,6 +6,7 @@ Each row is one `elementwise(...)` call; the lowering comes from its scalar temp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -144,7 +145,6 @@ XOR = elementwise("xor", 2, {"i": "{r} = arith.xori {0}, {1} : {t}"}, np.bitwise
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    import math
     return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
 
 

@@ -249,20 +249,20 @@ def _tri_mask(n: int, m: int, k: int, upper: bool) -> Any:
     return _np.greater_equal(diff, k) if upper else _np.less_equal(diff, k)
 
 
-def tril(m: Any, k: int = 0) -> Any:
+def _triangle(name: str, m: Any, k: int, upper: bool) -> Any:
     m = asarray(m)
     if m.ndim < 2:
-        raise ValueError(f"tril requires an array of rank >= 2, got shape {m.shape}")
-    mask = _tri_mask(m.shape[-2], m.shape[-1], k, upper=False)
+        raise ValueError(f"{name} requires an array of rank >= 2, got shape {m.shape}")
+    mask = _tri_mask(m.shape[-2], m.shape[-1], k, upper)
     return where(mask, m, np.zeros((), m.dtype))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    return _triangle("tril", m, k, upper=False)
 
 
 def triu(m: Any, k: int = 0) -> Any:
-    m = asarray(m)
-    if m.ndim < 2:
-        raise ValueError(f"triu requires an array of rank >= 2, got shape {m.shape}")
-    mask = _tri_mask(m.shape[-2], m.shape[-1], k, upper=True)
-    return where(mask, m, np.zeros((), m.dtype))
+    return _triangle("triu", m, k, upper=True)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
