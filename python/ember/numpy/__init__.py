@@ -16,6 +16,7 @@ import ml_dtypes
 import numpy as np
 
 from ember.dialect import ops
+from ember.dialect.opdef import VerifyError
 from ember.dialect.types import ShapedArray, bfloat16, kind
 from ember.runtime import Array
 
@@ -124,7 +125,12 @@ def _fused(impl):
 @functools.cache
 def _nary(op, to_float: bool = False):
     def impl(*xs: Any) -> Any:
-        return bind(op, *_promoted(*xs, to_float=to_float, name=op.name))
+        args = _promoted(*xs, to_float=to_float, name=op.name)
+        try:
+            return bind(op, *args)
+        except VerifyError as e:  # a dtype the op does not take (bool - bool, say)
+            raise TypeError(f"{op.name} does not support {args[0].dtype} arguments ({e}); "
+                            f"convert them with .astype(...) first") from None
 
     impl.__name__ = op.name.removeprefix("ember.")
     return _fused(impl)
