@@ -10,7 +10,7 @@ import numpy as np
 
 from .opdef import Attr, OpDef, Trait
 from .opdef import require as _require
-from .ops import _MAX, _MIN, _PRODUCT, _SUM, _highest, _lowest, _reduce
+from .ops import _MAX, _MIN, _PRODUCT, _SUM, _highest, _lowest, _reduce, _table
 from .types import ShapedArray, kind
 
 REDUCE_PROD = _reduce("reduce_prod", np.prod, _PRODUCT, lambda d: 1, "Product over `axes`.")
@@ -39,11 +39,7 @@ def _cumulative() -> OpDef:
             return COMBINERS[combiner][2](x, axis=axis).astype(x.dtype)
 
     def scalar(k: str, attrs) -> str:
-        table = COMBINERS[attrs["combiner"]][0]
-        for candidate in {"b": "bui", "u": "ui"}.get(k, k):
-            if candidate in table:
-                return table[candidate]
-        raise ValueError(f"no {attrs['combiner']} combiner for kind {k!r}")
+        return _table(COMBINERS[attrs["combiner"]][0])(k, attrs)
 
     return OpDef(name, ("operand",), infer, reference, frozenset({Trait.PURE}),
                  {"axis": Attr.I64, "combiner": Attr.STRING}, scalar=scalar,
