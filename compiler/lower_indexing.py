@@ -48,10 +48,13 @@ def lower_dynamic_slice(em, op, args, avals, params, result) -> str:
 
 def lower_dynamic_update_slice(em, op, args, avals, params, result) -> str:
     x, update = avals[0], avals[1]
-    offsets = _clamped_offsets(em, args[2:], avals[2:], x.shape, update.shape)
+    strides = tuple(params["strides"])
+    extents = tuple((u - 1) * s + 1 if u else 0 for u, s in zip(update.shape, strides,
+                                                                strict=True))
+    offsets = _clamped_offsets(em, args[2:], avals[2:], x.shape, extents)
     name = em.fresh()
     em.emit(f"{name} = tensor.insert_slice {args[1]} into {args[0]}[{', '.join(offsets)}] "
-            f"[{', '.join(map(str, update.shape))}] [{', '.join(['1'] * x.ndim)}] : "
+            f"[{', '.join(map(str, update.shape))}] [{', '.join(map(str, strides))}] : "
             f"{ttype(update)} into {ttype(x)}")
     return name
 

@@ -1,5 +1,5 @@
-"""Lowerings of the ops with regions: ember.if / ember.case / ember.while to scf, and
-ember.fusion to one linalg.generic."""
+"""Lowerings of the ops with regions: ember.if / ember.case / ember.while / ember.for to scf,
+and ember.fusion to one linalg.generic."""
 
 from __future__ import annotations
 
@@ -105,6 +105,39 @@ def lower_while(em, row, args, avals, params, result) -> list[str]:
     em.emit("} do {")
     em.emit(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(after, results, strict=True))}):")
     outs = _region(em, body_region, after)
+    em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
+    em.emit("}")
+    return names
+
+
+def _index(em: Emitter, value: str, aval: ShapedArray) -> str:
+    scalar, idx = em.fresh("i"), em.fresh("i")
+    em.emit(f"{scalar} = tensor.extract {value}[] : {ttype(aval)}")
+    cast = "index_castui" if kind(aval.dtype) == "u" else "index_cast"
+    em.emit(f"{idx} = arith.{cast} {scalar} : {etype(aval)} to index")
+    return idx
+
+
+def lower_for(em, row, args, avals, params, result) -> list[str]:
+    """scf.for over index bounds; the body sees the induction variable as a scalar tensor of
+    the bounds' dtype. A counted loop needs no host round trip for its condition, and with
+    the module's self-topology IREE updates its carries in place (see LowerToLinalg)."""
+    results = [ttype(r) for r in params["results"]]
+    n = len(results)
+    lower, upper = (_index(em, a, av) for a, av in zip(args[:2], avals[:2], strict=True))
+    one, iv = em.fresh("c"), em.fresh("i")
+    em.emit(f"{one} = arith.constant 1 : index")
+    carried = [em.fresh("w") for _ in range(n)]
+    lhs, names = results_lhs(em.fresh(), n)
+    inits = ", ".join(f"{c} = {a}" for c, a in zip(carried, args[2:], strict=True))
+    em.emit(f"{lhs} = scf.for {iv} = {lower} to {upper} step {one} iter_args({inits}) -> "
+            f"({', '.join(results)}) {{")
+    i_aval = avals[0]
+    scalar, tensor = em.fresh("i"), em.fresh("i")
+    cast = "index_castui" if kind(i_aval.dtype) == "u" else "index_cast"
+    em.emit(f"  {scalar} = arith.{cast} {iv} : index to {etype(i_aval)}")
+    em.emit(f"  {tensor} = tensor.from_elements {scalar} : {ttype(i_aval)}")
+    outs = _region(em, params["_regions"][0], [tensor, *carried])
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
     return names

@@ -39,8 +39,9 @@ from .lower_indexing import (
     lower_slice,
     lower_take,
 )
-from .lower_regions import lower_case, lower_fusion, lower_if, lower_while
-from .lower_scan import lower_cumulative, lower_sort
+from .lower_regions import lower_case, lower_for, lower_fusion, lower_if, lower_while
+from .lower_scan import lower_cumulative
+from .lower_sort import lower_sort
 from .walk import body, functions
 
 
@@ -198,6 +199,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,
+    ops.FOR: lower_for,
     ops.CONSTANT: lower_constant,
     ops.IOTA: lower_iota,
     ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,
@@ -284,6 +286,16 @@ def _carry_over(em: Emitter, op: mlir.Operation) -> None:
     em.emit(f'{lhs}"{op.name}"({operands}) {{{attrs}}} : ({in_types}) -> ({out_types})')
 
 
+# IREE copies a loop-carried tensor on every trip unless it knows the device can read its own
+# memory: a transfer from a block argument (whose affinity it does not infer) "to" the device
+# is kept as a copy (ElideAsyncCopies: "transfer changes affinity and no topology info").
+# Declaring the one device's link to itself lets those transfers go: a scan's stacked outputs
+# went from 0.34-2.6 ms a step (growing with the length) to a flat 0.16 ms.
+TOPOLOGY = "stream.topology"
+SELF_TOPOLOGY = ("#hal.device.topology<links = [(@__device_0 -> @__device_0 = "
+                 "{unified_memory = true, transparent_access = true})]>")
+
+
 @dataclass(frozen=True)
 class LowerToLinalg:
     name = "ember-lower-to-linalg"
@@ -294,6 +306,7 @@ class LowerToLinalg:
         text = "\n".join(_lower_function(f) for f in funcs)
         with module.context, module.location:
             lowered = mlir.Module.parse(f"module {{\n{text}\n}}")
+            module.attributes[TOPOLOGY] = mlir.Attribute.parse(SELF_TOPOLOGY)
         block = module.regions[0].blocks[0]
         for f in funcs:
             f.erase()

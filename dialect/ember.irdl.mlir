@@ -250,6 +250,8 @@ irdl.dialect @ember {
     %t3 = irdl.base "!builtin.tensor"
     irdl.operands(operand: %t0, update: %t1, start_indices: variadic %t2)
     irdl.results(result: %t3)
+    %a0 = irdl.base "#builtin.dense_array"
+    irdl.attributes {"strides" = %a0}
   }
   irdl.operation @slice {
     %t0 = irdl.base "!builtin.tensor"
@@ -319,6 +321,16 @@ irdl.dialect @ember {
     %r0 = irdl.region
     %r1 = irdl.region
     irdl.regions(cond: %r0, body: %r1)
+  }
+  irdl.operation @for {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    %t3 = irdl.base "!builtin.tensor"
+    irdl.operands(lower: %t0, upper: %t1, carries: variadic %t2)
+    irdl.results(result: variadic %t3)
+    %r0 = irdl.region
+    irdl.regions(body: %r0)
   }
   irdl.operation @yield {
     %t0 = irdl.base "!builtin.tensor"

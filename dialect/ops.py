@@ -524,24 +524,39 @@ def _dynamic_slice() -> OpDef:
 
 
 def _dynamic_update_slice() -> OpDef:
-    def infer(x: ShapedArray, update: ShapedArray, *starts: ShapedArray) -> ShapedArray:
-        _start_indices("ember.dynamic_update_slice", x, starts)
-        _same_dtypes("ember.dynamic_update_slice", (x, update))
-        _require(update.ndim == x.ndim and all(u <= d for u, d in zip(update.shape, x.shape,
-                                                                        strict=True)),
-                 "ember.dynamic_update_slice", f"an update that fits in {x.shape}",
-                 update.shape)
+    name = "ember.dynamic_update_slice"
+
+    def infer(x: ShapedArray, update: ShapedArray, *starts: ShapedArray,
+              strides) -> ShapedArray:
+        _start_indices(name, x, starts)
+        _same_dtypes(name, (x, update))
+        _require(len(strides) == x.ndim and all(s >= 1 for s in strides), name,
+                 f"{x.ndim} strides of at least 1", tuple(strides))
+        _require(update.ndim == x.ndim and all(
+            _extent(u, s) <= d for u, s, d in zip(update.shape, strides, x.shape, strict=True)),
+            name, f"an update that fits in {x.shape} with strides {tuple(strides)}",
+            update.shape)
         return ShapedArray(x.shape, x.dtype, x.weak_type)
 
-    def reference(x, update, *starts):
-        at = _clamped_starts(x.shape, update.shape, starts)
+    def reference(x, update, *starts, strides):
+        extents = [_extent(u, s) for u, s in zip(update.shape, strides, strict=True)]
+        at = _clamped_starts(x.shape, extents, starts)
         out = np.array(x, copy=True)
-        out[tuple(slice(a, a + n) for a, n in zip(at, update.shape, strict=True))] = update
+        out[tuple(slice(a, a + n, s) for a, n, s in zip(at, extents, strides,
+                                                        strict=True))] = update
         return out
 
-    return OpDef("ember.dynamic_update_slice", ("operand", "update", "*start_indices"), infer,
-                 reference, frozenset({Trait.PURE}),
-                 doc="`operand` with `update` written at run-time starts, clamped into bounds.")
+    return OpDef(name, ("operand", "update", "*start_indices"), infer, reference,
+                 frozenset({Trait.PURE}), {"strides": Attr.I64_ARRAY},
+                 doc="`operand` with `update` written at run-time starts, every `strides` "
+                     "elements (the starts clamped so that it fits, as XLA clamps them). "
+                     "Lowered to tensor.insert_slice: IREE writes it in place, costing the "
+                     "update's size, not the operand's.")
+
+
+def _extent(size: int, stride: int) -> int:
+    """How much of an axis a strided window of `size` elements spans."""
+    return (size - 1) * stride + 1 if size else 0
 
 
 DYNAMIC_SLICE = _dynamic_slice()
@@ -558,6 +573,7 @@ from .scan_ops import *  # noqa: E402, F403  (REDUCE_PROD, CUMULATIVE, SORT)
 from .structured_ops import (  # noqa: E402
     CASE,
     DEBUG_PRINT,
+    FOR,
     FUSION,
     IF,
     REF_GET,
@@ -573,6 +589,6 @@ OPS: dict[str, OpDef] = {
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,  # noqa: F405
+        WHILE, FOR, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,  # noqa: F405
         *SCAN_OPS)  # noqa: F405
 }

@@ -1,5 +1,5 @@
 """Rows of the op table with regions or side effects: control flow (ember.if / ember.case /
-ember.while and their ember.yield), fusion groups, refs and debug printing."""
+ember.while / ember.for and their ember.yield), fusion groups, refs and debug printing."""
 
 from __future__ import annotations
 
@@ -64,10 +64,32 @@ def _while() -> OpDef:
                      "arguments. Lowered to scf.while.")
 
 
+def _for() -> OpDef:
+    def infer(lower: ShapedArray, upper: ShapedArray, *carries: ShapedArray,
+              results) -> tuple[ShapedArray, ...]:
+        _require(lower.shape == upper.shape == () and lower.dtype == upper.dtype and
+                 kind(lower.dtype) in "iu", "ember.for", "scalar integer bounds of one dtype",
+                 (lower.str_short(), upper.str_short()))
+        _require([(r.shape, r.dtype) for r in results] == [(c.shape, c.dtype) for c in carries],
+                 "ember.for", "results of the carries' types", [r.str_short() for r in results])
+        return tuple(results)
+
+    def region_types(operands, results, count):
+        lower, _, *carries = operands
+        return [((ShapedArray((), lower.dtype), *carries), tuple(results))]
+
+    return OpDef("ember.for", ("lower", "upper", "*carries"), infer, None, _REGION_OP,
+                 type_params=("results",), regions=("body",), region_types=region_types,
+                 doc="carry = inits; for i in [lower, upper): carry = body(i, carry) (yields "
+                     "the carries). A counted loop, lowered to scf.for: no host round trip "
+                     "for the condition, and IREE updates its carries in place.")
+
+
 def _yield() -> OpDef:
     return OpDef("ember.yield", ("*values",), lambda *values: (), None,
                  frozenset({Trait.TERMINATOR}),
-                 doc="Ends a region of ember.if / ember.case / ember.while with its values.")
+                 doc="Ends a region of ember.if / ember.case / ember.while / ember.for with its "
+                     "values.")
 
 
 def _debug_print() -> OpDef:
@@ -126,5 +148,6 @@ FUSION = _fusion()
 IF = _if()
 CASE = _case()
 WHILE = _while()
+FOR = _for()
 YIELD = _yield()
 DEBUG_PRINT = _debug_print()

@@ -152,10 +152,12 @@ def dynamic_slice_case(draw):
 @st.composite
 def dynamic_update_slice_case(draw):
     shape = draw(st.sampled_from([(5,), (3, 4)]))
-    update = tuple(draw(st.integers(0, d)) for d in shape)
+    strides = tuple(draw(st.integers(1, 3)) for _ in shape)
+    update = tuple(draw(st.integers(0, (d - 1) // s + 1)) for d, s in zip(shape, strides,
+                                                                        strict=True))
     starts = [np.int32(draw(st.integers(-3, 7))) for _ in shape]
     return ([draw(values(DTYPES["i"], shape)), draw(values(DTYPES["i"], update)), *starts],
-            {})
+            {"strides": strides})
 
 
 @st.composite

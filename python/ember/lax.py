@@ -1,7 +1,8 @@
 """Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`, `scan`.
 
 Under a trace, each branch or loop body is traced once into a region of an `ember.if` /
-`ember.case` / `ember.while` op (lowered to `scf.if` / `scf.index_switch` / `scf.while`);
+`ember.case` / `ember.while` / `ember.for` op (lowered to `scf.if` / `scf.if` chains /
+`scf.while` / `scf.for`);
 regions see the enclosing function's values, so closures need nothing special. Outside a
 trace they run as plain Python.
 """
@@ -130,25 +131,42 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
-    """`for i in range(lower, upper): val = body_fun(i, val)`; bounds may be traced."""
-    if current_trace() is None and all(isinstance(b, int) for b in (lower, upper)):
+    """`for i in range(lower, upper): val = body_fun(i, val)`; bounds may be traced. Compiled
+    as one counted loop (scf.for), its carries updated in place."""
+    if current_trace() is None:
         val = init_val
-        for i in range(lower, upper):
+        for i in range(int(np.asarray(lower)), int(np.asarray(upper))):
             val = body_fun(i, val)
         return val
+    lower, upper = _bounds(lower, upper)
+    leaves, tree = tree_util.tree_flatten(init_val)
+    leaves = [enp.asarray(x) for x in leaves]
+    avals = [x.aval for x in leaves]
+    in_tree = tree_util.tree_structure((0, tree_util.tree_unflatten(tree, avals)))
+    regions = Regions(current_trace(), 1)
+    try:
+        body_tree, body_avals = _trace_region(regions, 0, lambda args: body_fun(*args),
+                                              "body_fun", in_tree, [lower.aval, *avals])
+        if body_tree != tree or not _same_types(body_avals, avals):
+            raise TypeError(
+                f"fori_loop requires body_fun to return the carry's pytree of shapes and "
+                f"dtypes, got carry {_describe(tree, avals)} but body_fun returned "
+                f"{_describe(body_tree, body_avals)}")
+        outs = bind(ops.FOR, lower, upper, *leaves, regions=regions, results=tuple(avals))
+    finally:
+        regions.discard()
+    return tree_util.tree_unflatten(tree, outs)
 
-    if isinstance(upper, int):  # a static bound stays a constant, not a loop carry
-        return while_loop(lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(*c)),
-                          (lower, init_val))[1]
 
-    def keep_going(carry):
-        return carry[0] < carry[1]
-
-    def step(carry):
-        i, stop, val = carry
-        return i + 1, stop, body_fun(i, val)
-
-    return while_loop(keep_going, step, (lower, upper, init_val))[2]
+def _bounds(lower: Any, upper: Any) -> tuple[Any, Any]:
+    """Scalar integer bounds of one dtype (Python ints take the other bound's dtype)."""
+    bounds = [enp.asarray(b) for b in (lower, upper)]
+    for name, b in zip(("lower", "upper"), bounds, strict=True):
+        if b.shape != () or b.dtype.kind not in "iu":
+            raise TypeError(f"fori_loop requires scalar integer bounds, got {name} "
+                            f"{b.aval.str_short()}")
+    dtype = enp.result_type(*bounds)  # JAX's promotion: a Python int takes the other's dtype
+    return tuple(b.astype(dtype) for b in bounds)
 
 
 def _leading_length(xs_leaves: list[Any], length: int | None) -> int:
@@ -196,7 +214,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         carry, y = f(carry, tree_util.tree_unflatten(xs_tree, x))
         ys = [bind(ops.DYNAMIC_UPDATE_SLICE, buf,
                    enp.reshape(enp.asarray(v).astype(buf.dtype), (1, *buf.shape[1:])), index,
-                   *[zero] * (buf.ndim - 1))
+                   *[zero] * (buf.ndim - 1), strides=(1,) * buf.ndim)
               for buf, v in zip(ys, tree_util.tree_leaves(y), strict=True)]
         return carry, ys
 

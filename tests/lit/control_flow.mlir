@@ -1,5 +1,9 @@
 // RUN: ember-opt %s --verify-ember --ember-canonicalize --ember-lower-to-linalg | filecheck %s
 
+// The lowered module declares its device's link to itself: without it IREE copies every
+// loop-carried tensor on every trip (a transfer "to" the device from a block argument).
+// CHECK: module attributes {stream.topology = #hal.device.topology<links = [(@__device_0 -> @__device_0
+
 // ember.if holds both branches as regions; a closed-over value (%y) is used directly.
 // CHECK-LABEL: func.func @branches
 // CHECK: %[[P:.*]] = tensor.extract %arg0[] : tensor<i1>
@@ -61,6 +65,25 @@ func.func @loop(%n: tensor<i32>) -> tensor<i32> {
     "ember.yield"(%next) : (tensor<i32>) -> ()
   }) : (tensor<i32>) -> tensor<i32>
   return %0 : tensor<i32>
+}
+
+// ember.for: a counted loop; the body takes (i, carries...) and becomes one scf.for over
+// index bounds, the induction variable handed to it as a scalar tensor.
+// CHECK-LABEL: func.func @counted
+// CHECK: %[[LO:.*]] = arith.index_cast
+// CHECK: %[[HI:.*]] = arith.index_cast
+// CHECK: scf.for %[[I:.*]] = %[[LO]] to %[[HI]] step %{{.*}} iter_args(%[[C:.*]] = %arg2) -> (tensor<4xf32>) {
+// CHECK: tensor.from_elements
+// CHECK: arith.mulf
+// CHECK: scf.yield
+// CHECK-NOT: scf.while
+func.func @counted(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<4xf32>):
+    %next = "ember.mul"(%c, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%next) : (tensor<4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // Unused results: the if goes, unless a region prints.

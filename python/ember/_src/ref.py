@@ -123,7 +123,7 @@ class TracedRef:
             update = enp.reshape(enp.broadcast_to(update, _squeezed(sizes, idx, self.shape)),
                                  sizes)
             value = bind(ops.DYNAMIC_UPDATE_SLICE, bind(ops.REF_GET, self._ref), update,
-                         *starts)
+                         *starts, strides=(1,) * len(sizes))
         bind(ops.REF_SET, self._ref, value)
 
     def __repr__(self) -> str:

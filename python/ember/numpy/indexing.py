@@ -277,12 +277,88 @@ class _Update:
     def _scatter(self, values: Any, combine: str) -> Any:
         enp = _np()
         x = enp.asarray(self._x)
+        entries = _normalize(x, self._idx)
+        if not any(_is_array_index(e) for e in entries):
+            return _update_window(x, entries, values, combine)
         positions = _positions(x, self._idx)
         updates = enp.broadcast_to(enp.asarray(values).astype(x.dtype), positions.shape)
         flat = bind(ops.SCATTER, enp.reshape(x, (x.size,)),
                     enp.reshape(positions, (positions.size,)),
                     enp.reshape(updates, (updates.size,)), combine=combine)
         return enp.reshape(flat, x.shape)
+
+
+_COMBINE = {"add": ops.ADD, "mul": ops.MUL, "min": ops.MIN, "max": ops.MAX}
+
+
+def _update_window(x: Any, entries: list[Any], values: Any, combine: str) -> Any:
+    """Basic indexing (integers, slices, None): the selected elements form one strided window,
+    so the update is one ember.dynamic_update_slice (an in-place tensor.insert_slice) that
+    costs the window's size, not the array's. Out-of-range integers drop the update, as JAX's
+    scatter does: static ones at trace time, traced ones by writing the old values back."""
+    enp = _np()
+    starts, sizes, strides, flips, in_range = [], [], [], [], []
+    selected = []  # the shape of x[idx], which the values broadcast to (NumPy's rule)
+    dropped = False
+    axis = 0
+    for e in entries:
+        if e is None:
+            selected.append(1)
+            continue
+        n = x.shape[axis]
+        if isinstance(e, slice):
+            start, stop, step = e.indices(n)
+            count = len(range(start, stop, step))
+            selected.append(count)
+            if step < 0:  # the same elements, visited forward; the update is reversed
+                start, step = start + (count - 1) * step if count else 0, -step
+                flips.append(axis)
+            starts.append(np.int32(start))
+            sizes.append(count)
+            strides.append(step)
+        elif _static_int(e) is not None:
+            i = _static_int(e)
+            dropped |= not -n <= i < n
+            starts.append(np.int32(i % n if -n <= i < n else 0))
+            sizes.append(1)
+            strides.append(1)
+        elif isinstance(e, Tracer) and e.ndim == 0 and e.dtype.kind in "iu":
+            i = e.astype(np.int32)
+            i = enp.where(i < 0, i + n, i)
+            in_range.append((i >= 0) & (i < n))
+            starts.append(i)
+            sizes.append(1)
+            strides.append(1)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None, and "
+                             f"integer or boolean arrays are valid indices, got {e!r}")
+        axis += 1
+    update = enp.broadcast_to(enp.asarray(values).astype(x.dtype), tuple(selected))
+    if dropped or 0 in sizes:
+        return x
+    update = enp.reshape(update, tuple(sizes))
+    if flips:
+        update = bind(ops.REV, update, dimensions=tuple(flips))
+    if combine != "set" or in_range:
+        old = _window(x, starts, sizes, strides)
+        if combine != "set":
+            update = bind(_COMBINE[combine], old, update)
+        if in_range:
+            ok = in_range[0]
+            for flag in in_range[1:]:
+                ok = ok & flag
+            update = enp.where(ok, update, old)
+    return bind(ops.DYNAMIC_UPDATE_SLICE, x, update, *starts, strides=tuple(strides))
+
+
+def _window(x: Any, starts: list[Any], sizes: list[int], strides: list[int]) -> Any:
+    """The elements a strided window selects: a dynamic slice of the span, then the stride."""
+    extents = tuple((n - 1) * s + 1 for n, s in zip(sizes, strides, strict=True))
+    span = bind(ops.DYNAMIC_SLICE, x, *starts, sizes=extents)
+    if all(s == 1 for s in strides):
+        return span
+    return bind(ops.SLICE, span, start_indices=(0,) * x.ndim, limit_indices=extents,
+                strides=tuple(strides))
 
 
 def _positions(x: Any, idx: Any) -> Any:

@@ -1,0 +1,232 @@
+"""Lowering of ember.sort: a bottom-up merge sort of data-parallel passes.
+
+IREE's own `iree_linalg_ext.sort` runs each row as one sequential, quadratic loop (8,192
+floats: 42 ms; 1M: over ten minutes), so it is kept for short rows only. Longer rows are
+sorted in ceil(log2 n) passes; pass p merges neighbouring sorted runs of m = 2^p elements.
+Each pass is one linalg.generic over the output: output position t of a merged pair finds,
+by a binary search on the "merge path", how many of its first t elements come from the left
+run (i) and from the right run (t - i), and gathers its key and payload from there. The merge
+is stable (the left run wins ties), so the whole sort is stable, with NaN last as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.dialect.types import ShapedArray, kind
+
+from .emitter import Emitter, etype, identity_map, iterators, results_lhs, ttype
+
+# Rows up to this length use iree_linalg_ext.sort (quadratic, but one dispatch).
+SHORT_ROW = 64
+
+_LESS = {"f": "olt", "i": "slt", "u": "ult", "b": "ult"}
+
+
+def _compare(em: Emitter, predicate: str, a: str, b: str, aval: ShapedArray) -> str:
+    name = em.fresh("p")
+    op = "cmpf" if kind(aval.dtype) == "f" else "cmpi"
+    em.emit(f"  {name} = arith.{op} {predicate}, {a}, {b} : {etype(aval)}")
+    return name
+
+
+def _logic(em: Emitter, op: str, a: str, b: str) -> str:
+    name = em.fresh("p")
+    em.emit(f"  {name} = arith.{op} {a}, {b} : i1")
+    return name
+
+
+def _less(em: Emitter, a: str, b: str, keys: ShapedArray) -> str:
+    """a sorts strictly before b: `<`, with NaN after every number."""
+    k = kind(keys.dtype)
+    less = _compare(em, _LESS[k], a, b, keys)
+    if k != "f":
+        return less
+    nan_last = _logic(em, "andi", _compare(em, "ord", a, a, keys),
+                      _compare(em, "uno", b, b, keys))
+    return _logic(em, "ori", less, nan_last)
+
+
+def lower_sort(em, op, args, avals, params, result) -> str:
+    """Keys and payload sorted together (sort is sort(x, x): then only the keys move)."""
+    keys, payload = avals
+    dim = params["dimension"]
+    same = args[0] == args[1]
+    n = keys.shape[dim]
+    if n <= SHORT_ROW:
+        return _short_sort(em, args, avals, dim, same)
+    size = 1 << (n - 1).bit_length()  # padded to a power of two with keys that sort last
+    k, p = _pad(em, args[0], keys, dim, size, _highest(keys)), None
+    if not same:
+        p = _pad(em, args[1], payload, dim, size, 0)
+    padded_keys, padded_payload = (_resized(a, dim, size) for a in (keys, payload))
+    m = 1
+    while m < size:
+        k, p = _merge_pass(em, k, p, padded_keys, padded_payload, dim, m)
+        m *= 2
+    out, aval = (k, padded_keys) if same else (p, padded_payload)
+    return _unpad(em, out, aval, dim, n)
+
+
+def _resized(aval: ShapedArray, dim: int, size: int) -> ShapedArray:
+    return ShapedArray(aval.shape[:dim] + (size,) + aval.shape[dim + 1:], aval.dtype)
+
+
+def _highest(aval: ShapedArray):
+    """A key that sorts after (or ties with, and then stays after) every key: NaN, the
+    largest integer, true."""
+    if aval.dtype == np.bool_:
+        return True
+    return np.nan if kind(aval.dtype) == "f" else np.iinfo(aval.dtype).max
+
+
+def _pad(em: Emitter, value: str, aval: ShapedArray, dim: int, size: int, fill) -> str:
+    if aval.shape[dim] == size:
+        return value
+    padded = _resized(aval, dim, size)
+    name, zeros = em.fresh(), ", ".join(["0"] * aval.ndim)
+    em.emit(f"{name} = tensor.insert_slice {value} into {em.filled(padded, fill)}[{zeros}] "
+            f"[{', '.join(map(str, aval.shape))}] [{', '.join(['1'] * aval.ndim)}] : "
+            f"{ttype(aval)} into {ttype(padded)}")
+    return name
+
+
+def _unpad(em: Emitter, value: str, aval: ShapedArray, dim: int, n: int) -> str:
+    if aval.shape[dim] == n:
+        return value
+    out = _resized(aval, dim, n)
+    name, zeros = em.fresh(), ", ".join(["0"] * aval.ndim)
+    em.emit(f"{name} = tensor.extract_slice {value}[{zeros}] [{', '.join(map(str, out.shape))}]"
+            f" [{', '.join(['1'] * aval.ndim)}] : {ttype(aval)} to {ttype(out)}")
+    return name
+
+
+class _Index:
+    """Index arithmetic inside a linalg.generic body, each constant made once."""
+
+    def __init__(self, em: Emitter):
+        self.em, self.consts = em, {}
+
+    def const(self, value: int) -> str:
+        if value not in self.consts:
+            name = self.consts[value] = self.em.fresh("k")
+            self.em.emit(f"  {name} = arith.constant {value} : index")
+        return self.consts[value]
+
+    def op(self, name: str, a: str, b: str | int) -> str:
+        out = self.em.fresh("k")
+        b = self.const(b) if isinstance(b, int) else b
+        self.em.emit(f"  {out} = arith.{name} {a}, {b} : index")
+        return out
+
+    def select(self, flag: str, a: str, b: str) -> str:
+        out = self.em.fresh("k")
+        self.em.emit(f"  {out} = arith.select {flag}, {a}, {b} : index")
+        return out
+
+    def less(self, a: str, b: str | int) -> str:
+        out = self.em.fresh("p")
+        b = self.const(b) if isinstance(b, int) else b
+        self.em.emit(f"  {out} = arith.cmpi slt, {a}, {b} : index")
+        return out
+
+
+def _merge_pass(em: Emitter, k_in: str, p_in: str | None, keys: ShapedArray,
+                payload: ShapedArray, dim: int, m: int) -> tuple[str, str | None]:
+    """Merge each pair of sorted runs of length m along `dim` (a power of two that long)."""
+    size, rank = keys.shape[dim], keys.ndim
+    outs = [(em.empty(keys), keys)] + ([(em.empty(payload), payload)] if p_in else [])
+    name = em.fresh()
+    lhs, results = results_lhs(name, len(outs))
+    maps = ", ".join([identity_map(rank)] * len(outs))
+    em.emit(f"{lhs} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+            f"{iterators(rank)}}} outs({', '.join(o for o, _ in outs)} : "
+            f"{', '.join(ttype(a) for _, a in outs)}) {{")
+    block = ", ".join(f"{em.fresh('o')}: {etype(a)}" for _, a in outs)
+    em.emit(f"^bb0({block}):")
+    ix = _Index(em)
+    coords = []
+    for d in range(rank):
+        c = em.fresh("k")
+        em.emit(f"  {c} = linalg.index {d} : index")
+        coords.append(c)
+
+    def at(tensor: str, aval: ShapedArray, position: str) -> str:
+        value = em.fresh("x")
+        where = ", ".join(position if d == dim else c for d, c in enumerate(coords))
+        em.emit(f"  {value} = tensor.extract {tensor}[{where}] : {ttype(aval)}")
+        return value
+
+    def key_at(position: str) -> str:
+        """Reads of a no-op search step are discarded, but must stay in bounds."""
+        return at(k_in, keys, ix.op("minsi", ix.op("maxsi", position, 0), size - 1))
+
+    t = ix.op("andi", coords[dim], 2 * m - 1)  # the output's place in its merged pair
+    start = ix.op("subi", coords[dim], t)
+    right_start = ix.op("addi", start, m)
+    # i, the number of left-run elements among the pair's first t outputs, is the least i in
+    # [max(t - m, 0), min(t, m)] with right[t - i - 1] < left[i] (the left run wins ties:
+    # stable). A branchless lower bound: the candidates halve each step, bit_length(m) steps
+    # in all, unrolled to straight-line code that IREE vectorizes (extracts become gathers).
+    base = ix.op("maxsi", ix.op("subi", t, m), 0)
+    count = ix.op("addi", ix.op("subi", ix.op("minsi", t, m), base), 1)
+    for _ in range(m.bit_length()):
+        half = ix.op("shrui", count, 1)
+        probe = ix.op("subi", ix.op("addi", base, half), 1)
+        right_first = _less(em, key_at(ix.op("subi", ix.op("addi", right_start, t),
+                                              ix.op("addi", probe, 1))),
+                            key_at(ix.op("addi", start, probe)), keys)
+        base = ix.select(right_first, base, ix.op("addi", base, half))
+        count = ix.op("subi", count, half)
+    j = ix.op("subi", t, base)
+    a_pos, b_pos = ix.op("addi", start, base), ix.op("addi", right_start, j)
+    right_done = _not(em, ix.less(j, m))
+    b_first = _less(em, key_at(b_pos), key_at(a_pos), keys)
+    take_left = _logic(em, "andi", ix.less(base, m),
+                       _logic(em, "ori", right_done, _not(em, b_first)))
+    source = ix.op("minsi", ix.select(take_left, a_pos, b_pos), size - 1)
+    picked = [at(k_in, keys, source)] + ([at(p_in, payload, source)] if p_in else [])
+    em.emit(f"  linalg.yield {', '.join(picked)} : {', '.join(etype(a) for _, a in outs)}")
+    em.emit(f"}} -> ({', '.join(ttype(a) for _, a in outs)})")
+    return results[0], (results[1] if p_in else None)
+
+
+def _true(em: Emitter) -> str:
+    name = em.fresh("p")
+    em.emit(f"  {name} = arith.constant true")
+    return name
+
+
+def _not(em: Emitter, flag: str) -> str:
+    return _logic(em, "xori", flag, _true(em))
+
+
+def _short_sort(em: Emitter, args: list[str], avals: list[ShapedArray], dim: int,
+                same: bool) -> str:
+    """iree_linalg_ext.sort; ties ordered by payload (a stable argsort). Function arguments
+    may be outs: IREE clones them."""
+    keys, payload = avals
+    k = kind(keys.dtype)
+    outs = args[:1] if same else args
+    types = [keys] if same else [keys, payload]
+    name = em.fresh()
+    x, y, px, py = (em.fresh(s) for s in ("x", "y", "px", "py"))
+    lhs, results = results_lhs(name, len(outs))
+    em.emit(f"{lhs} = iree_linalg_ext.sort dimension({dim}) "
+            f"outs({', '.join(outs)} : {', '.join(ttype(t) for t in types)}) {{")
+    block = f"{x}: {etype(keys)}, {y}: {etype(keys)}"
+    if not same:
+        block += f", {px}: {etype(payload)}, {py}: {etype(payload)}"
+    em.emit(f"^bb0({block}):")
+    less = _less(em, x, y, keys)
+    if not same:  # ties (NaNs tie with each other) ordered by payload: a stable argsort
+        tied = _compare(em, "oeq" if k == "f" else "eq", x, y, keys)
+        if k == "f":
+            tied = _logic(em, "ori", tied, _logic(em, "andi", _compare(em, "uno", x, x, keys),
+                                                  _compare(em, "uno", y, y, keys)))
+        tie = _logic(em, "andi", tied, _compare(em, _LESS[kind(payload.dtype)], px, py,
+                                                payload))
+        less = _logic(em, "ori", less, tie)
+    em.emit(f"  iree_linalg_ext.yield {less} : i1")
+    em.emit(f"}} -> {', '.join(ttype(t) for t in types)}")
+    return results[-1]
