@@ -19,6 +19,7 @@ from .emitter import Emitter, etype, identity_map, iterators, results_lhs, ttype
 
 # Rows up to this length use iree_linalg_ext.sort (quadratic, but one dispatch).
 SHORT_ROW = 64
+PASSES_PER_KERNEL = 7
 
 _LESS = {"f": "olt", "i": "slt", "u": "ult", "b": "ult"}
 
@@ -60,12 +61,49 @@ def lower_sort(em, op, args, avals, params, result) -> str:
     if not same:
         p = _pad(em, args[1], payload, dim, size, 0)
     padded_keys, padded_payload = (_resized(a, dim, size) for a in (keys, payload))
-    m = 1
-    while m < size:
-        k, p = _merge_pass(em, k, p, padded_keys, padded_payload, dim, m)
-        m *= 2
+    k, p = _merge_passes(em, k, p, padded_keys, padded_payload, dim)
     out, aval = (k, padded_keys) if same else (p, padded_payload)
     return _unpad(em, out, aval, dim, n)
+
+
+def _merge_passes(em: Emitter, k: str, p: str | None, keys: ShapedArray, payload: ShapedArray,
+                  dim: int) -> tuple[str, str | None]:
+    """log2(size) passes, m = 1, 2, 4, ... A kernel takes its run length at run time, so one
+    scf.for runs a group of passes through one compiled kernel (a kernel per pass would
+    compile log2(size) of them, ~0.3 s each); the kernel's search has as many steps as the
+    group's longest run needs, so groups of at most PASSES_PER_KERNEL keep short runs cheap
+    (1M floats: 0.28 s with one kernel, 0.17 s with a kernel per pass)."""
+    passes = (keys.shape[dim] - 1).bit_length()
+    groups = -(-passes // PASSES_PER_KERNEL)
+    bounds = [passes * g // groups for g in range(groups + 1)]
+    for first, last in zip(bounds, bounds[1:], strict=False):
+        k, p = _pass_loop(em, k, p, keys, payload, dim, first, last)
+    return k, p
+
+
+def _pass_loop(em: Emitter, k: str, p: str | None, keys: ShapedArray, payload: ShapedArray,
+               dim: int, first: int, last: int) -> tuple[str, str | None]:
+    """Passes first..last-1 (runs of 2^first .. 2^(last-1)) as an scf.for over one kernel."""
+    types = [keys] + ([payload] if p else [])
+    lhs, results = results_lhs(em.fresh(), len(types))
+    lo, hi, one, iv = em.fresh("c"), em.fresh("c"), em.fresh("c"), em.fresh("i")
+    em.emit(f"{lo} = arith.constant {first} : index")
+    em.emit(f"{hi} = arith.constant {last} : index")
+    em.emit(f"{one} = arith.constant 1 : index")
+    carried = [em.fresh("w") for _ in types]
+    inits = ", ".join(f"{c} = {v}" for c, v in zip(carried, [k, p], strict=False))
+    em.emit(f"{lhs} = scf.for {iv} = {lo} to {hi} step {one} iter_args({inits}) -> "
+            f"({', '.join(ttype(t) for t in types)}) {{")
+    m, twice, mask = em.fresh("i"), em.fresh("i"), em.fresh("i")
+    em.emit(f"  {m} = arith.shli {one}, {iv} : index")
+    em.emit(f"  {twice} = arith.shli {m}, {one} : index")
+    em.emit(f"  {mask} = arith.subi {twice}, {one} : index")
+    k2, p2 = _merge_pass(em, carried[0], carried[1] if p else None, keys, payload, dim, m,
+                         mask, last)
+    em.emit(f"  scf.yield {', '.join([k2] + ([p2] if p else []))} : "
+            f"{', '.join(ttype(t) for t in types)}")
+    em.emit("}")
+    return results[0], (results[1] if p else None)
 
 
 def _resized(aval: ShapedArray, dim: int, size: int) -> ShapedArray:
@@ -132,8 +170,10 @@ class _Index:
 
 
 def _merge_pass(em: Emitter, k_in: str, p_in: str | None, keys: ShapedArray,
-                payload: ShapedArray, dim: int, m: int) -> tuple[str, str | None]:
-    """Merge each pair of sorted runs of length m along `dim` (a power of two that long)."""
+                payload: ShapedArray, dim: int, m: str, mask: str,
+                steps: int) -> tuple[str, str | None]:
+    """Merge each pair of sorted runs of length m along `dim` (a power of two that long);
+    `mask` is 2m - 1 and `steps` the bit length of the longest run."""
     size, rank = keys.shape[dim], keys.ndim
     outs = [(em.empty(keys), keys)] + ([(em.empty(payload), payload)] if p_in else [])
     name = em.fresh()
@@ -161,16 +201,16 @@ def _merge_pass(em: Emitter, k_in: str, p_in: str | None, keys: ShapedArray,
         """Reads of a no-op search step are discarded, but must stay in bounds."""
         return at(k_in, keys, ix.op("minsi", ix.op("maxsi", position, 0), size - 1))
 
-    t = ix.op("andi", coords[dim], 2 * m - 1)  # the output's place in its merged pair
+    t = ix.op("andi", coords[dim], mask)  # the output's place in its merged pair
     start = ix.op("subi", coords[dim], t)
     right_start = ix.op("addi", start, m)
     # i, the number of left-run elements among the pair's first t outputs, is the least i in
     # [max(t - m, 0), min(t, m)] with right[t - i - 1] < left[i] (the left run wins ties:
-    # stable). A branchless lower bound: the candidates halve each step, bit_length(m) steps
-    # in all, unrolled to straight-line code that IREE vectorizes (extracts become gathers).
+    # stable). A branchless lower bound: the candidates halve each step, no-ops once one is
+    # left; unrolled to straight-line code that IREE vectorizes (extracts become gathers).
     base = ix.op("maxsi", ix.op("subi", t, m), 0)
     count = ix.op("addi", ix.op("subi", ix.op("minsi", t, m), base), 1)
-    for _ in range(m.bit_length()):
+    for _ in range(steps):
         half = ix.op("shrui", count, 1)
         probe = ix.op("subi", ix.op("addi", base, half), 1)
         right_first = _less(em, key_at(ix.op("subi", ix.op("addi", right_start, t),

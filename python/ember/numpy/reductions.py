@@ -147,9 +147,10 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     iota = _iota(x.shape, ax, index_dtype)
     if not descending:
         return bind(ops.SORT, x, iota, dimension=ax)
-    # Ties ordered by falling index, then reversed: rising index among ties again.
+    # A stable ascending sort of x reversed puts ties in falling index order; reversing its
+    # result makes the keys descend with ties in rising index order again.
     last = np.asarray(x.shape[ax] - 1, index_dtype)
-    ranks = bind(ops.SORT, x, _np.subtract(last, iota), dimension=ax)
+    ranks = bind(ops.SORT, bind(ops.REV, x, dimensions=(ax,)), iota, dimension=ax)
     return bind(ops.REV, _np.subtract(last, ranks), dimensions=(ax,))
 
 
