@@ -1,4 +1,5 @@
-"""`ember-bufferize`: refs become values, and donated arguments and refs hold results in place.
+"""`ember-bufferize`: refs become values, donated arguments and refs hold results in place,
+and arguments the caller keeps are never written.
 
 IREE writes result k into an argument's buffer when the argument carries
 `{iree.abi.output = k}`, and does no hazard analysis of its own: if the argument is still read
@@ -9,6 +10,11 @@ the reason is recorded. Decisions are attributes on the argument, so `ember-opt`
 
     {ember.donated, ember.aliased_result = 0 : i64}
     {ember.donated, ember.not_aliased = "read by ember.dot_general (a contraction)"}
+
+IREE also writes in place into any function argument that reaches a tied op (an insert or a
+scatter into it, directly or as a loop's initial carry; iree-org/iree#16168), so an argument
+the caller still owns gets an `ember.copy` before such a write. Values made inside the
+function are updated in place: IREE copies one only while its old value is still read.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
+from ember.dialect import ops
 from ember.dialect.ops import Trait
 
 from .walk import body, functions
@@ -48,6 +55,8 @@ def _same_index_read(user: mlir.Operation, operand: int) -> mlir.Operation | Non
     it writes; else the op that reads it otherwise (for the reason)."""
     row = eir.opdef(user)
     if row is not None and row.has(Trait.ELEMENTWISE):
+        return None
+    if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) and operand == 0:  # the rest stays
         return None
     if user.name != "ember.fusion":
         return user
@@ -175,6 +184,59 @@ def eliminate_refs(func: mlir.Operation) -> dict[int, int]:
     return {i: n + j for j, i in enumerate(refs)}
 
 
+def _carried(loop: mlir.Operation, k: int) -> list[mlir.Value]:
+    """Where carry k of an ember.for / ember.while lives on: its region arguments and the
+    loop's result."""
+    shift = 1 if eir.opdef(loop) is ops.FOR else 0  # ember.for's body takes i first
+    return [*(r.blocks[0].arguments[k + shift] for r in loop.regions), loop.results[k]]
+
+
+def written_in_place(value: mlir.Value) -> mlir.Operation | None:
+    """The in-place write (an ember.dynamic_update_slice or ember.scatter into it, which IREE
+    does in place) that `value`'s buffer may reach, through reshapes, loop carries and region
+    results."""
+    seen, work = set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            user = use.owner.operation
+            row, k = eir.opdef(user), use.operand_number
+            if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) and k == 0:
+                return user
+            if row is ops.RESHAPE:
+                work.extend(user.results)
+            elif row in (ops.FOR, ops.WHILE):
+                k -= 2 if row is ops.FOR else 0  # ember.for's bounds come first
+                if k >= 0:
+                    work.extend(_carried(user, k))
+            elif row is ops.YIELD:
+                parent = user.parent.operation
+                if eir.opdef(parent) in (ops.FOR, ops.WHILE):
+                    if len(user.operands) == len(parent.results):  # the body's, not cond's
+                        work.extend(_carried(parent, k))
+                elif len(parent.results) > k:  # a branch of ember.if / ember.case
+                    work.append(parent.results[k])
+    return None
+
+
+def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
+    """An argument the caller still owns (not donated, not a ref tied to its result) that
+    would be written in place gets a fresh copy first, which the writes then go to."""
+    block = body(func)
+    for i, arg in enumerate(block.arguments):
+        if DONATED in attrs[i] or ALIASED in attrs[i] or written_in_place(arg) is None:
+            continue
+        first = list(block.operations)[0].operation
+        with mlir.InsertionPoint(first), first.location:
+            copy = eir.build(ops.COPY, [arg], {}, (eir.aval_of(arg),))
+        for use in list(arg.uses):
+            if use.owner.operation != copy.operation:
+                use.owner.operation.operands[use.operand_number] = copy.results[0]
+
+
 @dataclass(frozen=True)
 class Bufferize:
     name = "ember-bufferize"
@@ -208,3 +270,4 @@ class Bufferize:
             taken.add(k)
             attrs[i][ALIASED] = mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), k)
         _set_arg_attrs(func, attrs)
+        protect_arguments(func, attrs)

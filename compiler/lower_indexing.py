@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.types import ShapedArray, kind
 
@@ -57,6 +58,36 @@ def lower_dynamic_update_slice(em, op, args, avals, params, result) -> str:
             f"[{', '.join(map(str, update.shape))}] [{', '.join(map(str, strides))}] : "
             f"{ttype(update)} into {ttype(x)}")
     return name
+
+
+def lower_copy(em, op, args, avals, params, result) -> str:
+    """A copy IREE cannot see through: it reads the operand at an offset hidden behind an
+    optimization barrier (zero at run time), so no pattern folds it into the operand."""
+    (x,) = avals
+    zero, hidden = em.fresh("c"), em.fresh("c")
+    em.emit(f"{zero} = arith.constant 0 : index")
+    em.emit(f"{hidden} = util.optimization_barrier {zero} : index")
+
+    def body(_, __):
+        coords = []
+        for d in range(x.ndim):
+            i = em.fresh("y")
+            em.emit(f"  {i} = linalg.index {d} : index")
+            coords.append(i)
+        if coords:
+            shifted = em.fresh("y")
+            em.emit(f"  {shifted} = arith.addi {coords[-1]}, {hidden} : index")
+            coords[-1] = shifted
+        out = em.fresh("y")
+        em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {ttype(x)}")
+        if not coords:  # a scalar: hide the value itself
+            hid = em.fresh("y")
+            em.emit(f"  {hid} = util.optimization_barrier {out} : {etype(x)}")
+            out = hid
+        return out
+
+    return em.generic([], em.empty(result), result, identity_map(result.ndim),
+                      iterators(result.ndim), body)
 
 
 def lower_slice(em, op, args, avals, params, result) -> str:
@@ -134,55 +165,106 @@ _SCATTER_COMBINE = {"add": ops.ADD, "mul": ops.MUL, "min": ops.MIN, "max": ops.M
 
 
 def lower_scatter(em, op, args, avals, params, result) -> str:
-    """Each output element folds the updates aimed at it, in order (O(N*K): meant for the
-    small updates of `.at[]`); positions out of range match nothing, so they are dropped.
-    Two reductions (was any update aimed here; their combined value) then one select: the
-    operand is never a linalg `outs`, which IREE may write in place into the caller's
-    buffer (seen with an argument as `outs`; iree-org/iree#16168)."""
+    """IREE's iree_linalg_ext.scatter, which costs the updates, not the operand. It has no
+    bounds checks, so out-of-range updates are first made harmless: for add/mul/min/max an
+    identity element at position 0; for set a repeat of the last in-range update (or, when
+    there is none, element 0's own value). Repeated positions combine in order for
+    add/mul/min/max; for set one of them wins (JAX leaves that unspecified too)."""
     x, pos, upd = avals
-    row = _SCATTER_COMBINE.get(params["combine"])
-    inputs = [(args[1], pos, affine_map(2, ["d1"])), (args[2], upd, affine_map(2, ["d1"]))]
-    flag = ShapedArray(x.shape, np.dtype(np.bool_))
+    n, k = x.shape[0], pos.shape[0]
+    if n == 0 or k == 0:
+        return args[0]
+    combine = params["combine"]
+    fill_p, fill_u = _scatter_fallback(em, args, avals, combine)
 
-    def matches(bargs) -> str:
-        j, j_int, match = (em.fresh("s") for _ in range(3))
-        em.emit(f"  {j} = linalg.index 0 : index")
-        em.emit(f"  {j_int} = arith.index_cast {j} : index to {etype(pos)}")
-        em.emit(f"  {match} = arith.cmpi eq, {bargs[0]}, {j_int} : {etype(pos)}")
-        return match
+    def valid(p: str) -> str:
+        zero, top, ge, lt, ok = (em.fresh("s") for _ in range(5))
+        em.emit(f"  {zero} = arith.constant 0 : {etype(pos)}")
+        em.emit(f"  {top} = arith.constant {n} : {etype(pos)}")
+        em.emit(f"  {ge} = arith.cmpi sge, {p}, {zero} : {etype(pos)}")
+        em.emit(f"  {lt} = arith.cmpi slt, {p}, {top} : {etype(pos)}")
+        em.emit(f"  {ok} = arith.andi {ge}, {lt} : i1")
+        return ok
 
-    def found_body(bargs, out):
-        hit = em.fresh("s")
-        em.emit(f"  {hit} = arith.ori {out}, {matches(bargs)} : i1")
-        return hit
+    def pick(fallback: str, elem: str):
+        def body(bargs, _):  # (position, value): the value if the position is in range
+            out = em.fresh("s")
+            em.emit(f"  {out} = arith.select {valid(bargs[0])}, {bargs[-1]}, {fallback} : "
+                    f"{elem}")
+            return out
+        return body
 
-    def value_body(bargs, out):
-        match, picked = matches(bargs), em.fresh("s")
-        new = bargs[1]
-        if row is not None:
-            template = row.scalar(kind(x.dtype), derived([x, x], x, {}))
-            new = em.scalar_body(template, [out, bargs[1]], etype(x), etype(x))
-        em.emit(f"  {picked} = arith.select {match}, {new}, {out} : {etype(x)}")
-        return picked
+    line = identity_map(1)
+    positions = em.generic([(args[1], pos, line)], em.empty(pos), pos, line, iterators(1),
+                           pick(fill_p, etype(pos)))
+    updates = em.generic([(args[1], pos, line), (args[2], upd, line)], em.empty(upd), upd,
+                         line, iterators(1), pick(fill_u, etype(upd)))
+    column = ShapedArray((k, 1), pos.dtype)
+    indices = em.fresh()
+    em.emit(f"{indices} = tensor.expand_shape {positions} [[0, 1]] output_shape [{k}, 1] : "
+            f"{ttype(pos)} into {ttype(column)}")
+    name, u, o = em.fresh(), em.fresh("u"), em.fresh("o")
+    em.emit(f"{name} = iree_linalg_ext.scatter dimension_map = [0] unique_indices(false) "
+            f"ins({updates}, {indices} : {ttype(upd)}, {ttype(column)}) "
+            f"outs({args[0]} : {ttype(x)}) {{")
+    em.emit(f"^bb0({u}: {etype(x)}, {o}: {etype(x)}):")
+    new = u
+    row = _SCATTER_COMBINE.get(combine)
+    if row is not None:
+        template = row.scalar(kind(x.dtype), derived([x, x], x, {}))
+        new = em.scalar_body(template, [o, u], etype(x), etype(x))
+    em.emit(f"  iree_linalg_ext.yield {new} : {etype(x)}")
+    em.emit(f"}} -> {ttype(x)}")
+    return name
 
-    out_map, its = affine_map(2, ["d0"]), iterators(1, 1)
-    found = em.generic(inputs, em.filled(flag, False), flag, out_map, its, found_body)
-    first = {"mul": 1, "min": _extreme(x, high=True), "max": _extreme(x, high=False)}
-    value = em.generic(inputs, em.filled(x, first.get(params["combine"], 0)), x, out_map, its,
-                       value_body)
 
-    def combine(bargs, _):
-        new = bargs[2]
-        if row is not None:
-            template = row.scalar(kind(x.dtype), derived([x, x], x, {}))
-            new = em.scalar_body(template, [bargs[1], bargs[2]], etype(x), etype(x))
-        out = em.fresh("s")
-        em.emit(f"  {out} = arith.select {bargs[0]}, {new}, {bargs[1]} : {etype(x)}")
-        return out
+def _scatter_fallback(em: Emitter, args: list[str], avals: list[ShapedArray],
+                      combine: str) -> tuple[str, str]:
+    """The (position, update) scalars that replace an out-of-range update."""
+    x, pos, upd = avals
+    p0, u0 = em.fresh("c"), em.fresh("c")
+    em.emit(f"{p0} = arith.constant 0 : {etype(pos)}")
+    if combine != "set":
+        identity = {"add": 0, "mul": 1, "min": _extreme(x, high=True),
+                    "max": _extreme(x, high=False)}[combine]
+        text = str(int(identity)) if x.dtype == np.bool_ else eir.literal(identity, x.dtype)
+        em.emit(f"{u0} = arith.constant {text} : {etype(x)}")
+        return p0, u0
+    # The last in-range update: a max-reduction of (in range ? k : -1) over the updates.
+    scalar = ShapedArray((), np.dtype(np.int32))
 
-    ident = identity_map(1)
-    return em.generic([(found, flag, ident), (args[0], x, ident), (value, x, ident)],
-                      em.empty(x), x, ident, iterators(1), combine)
+    def last_body(bargs, out):
+        zero, top, ge, lt, ok, k, ki, none, cand, best = (em.fresh("s") for _ in range(10))
+        em.emit(f"  {zero} = arith.constant 0 : {etype(pos)}")
+        em.emit(f"  {top} = arith.constant {x.shape[0]} : {etype(pos)}")
+        em.emit(f"  {ge} = arith.cmpi sge, {bargs[0]}, {zero} : {etype(pos)}")
+        em.emit(f"  {lt} = arith.cmpi slt, {bargs[0]}, {top} : {etype(pos)}")
+        em.emit(f"  {ok} = arith.andi {ge}, {lt} : i1")
+        em.emit(f"  {k} = linalg.index 0 : index")
+        em.emit(f"  {ki} = arith.index_cast {k} : index to i32")
+        em.emit(f"  {none} = arith.constant -1 : i32")
+        em.emit(f"  {cand} = arith.select {ok}, {ki}, {none} : i32")
+        em.emit(f"  {best} = arith.maxsi {out}, {cand} : i32")
+        return best
+
+    last = em.generic([(args[1], pos, identity_map(1))], em.filled(scalar, -1), scalar,
+                      affine_map(1, []), iterators(0, 1), last_body)
+    li, has, at, idx = (em.fresh("c") for _ in range(4))
+    em.emit(f"{li} = tensor.extract {last}[] : tensor<i32>")
+    zero = em.fresh("c")
+    em.emit(f"{zero} = arith.constant 0 : i32")
+    em.emit(f"{has} = arith.cmpi sge, {li}, {zero} : i32")
+    em.emit(f"{at} = arith.maxsi {li}, {zero} : i32")
+    em.emit(f"{idx} = arith.index_cast {at} : i32 to index")
+    lp, lu, first, c0 = (em.fresh("c") for _ in range(4))
+    em.emit(f"{lp} = tensor.extract {args[1]}[{idx}] : {ttype(pos)}")
+    em.emit(f"{lu} = tensor.extract {args[2]}[{idx}] : {ttype(upd)}")
+    em.emit(f"{c0} = arith.constant 0 : index")
+    em.emit(f"{first} = tensor.extract {args[0]}[{c0}] : {ttype(x)}")
+    fp = em.fresh("c")
+    em.emit(f"{fp} = arith.select {has}, {lp}, {p0} : {etype(pos)}")
+    em.emit(f"{u0} = arith.select {has}, {lu}, {first} : {etype(x)}")
+    return fp, u0
 
 
 def _extreme(aval: ShapedArray, high: bool):

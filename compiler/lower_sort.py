@@ -1,8 +1,10 @@
 """Lowering of ember.sort: a bottom-up merge sort of data-parallel passes.
 
-IREE's own `iree_linalg_ext.sort` runs each row as one sequential, quadratic loop (8,192
-floats: 42 ms; 1M: over ten minutes), so it is kept for short rows only. Longer rows are
-sorted in ceil(log2 n) passes; pass p merges neighbouring sorted runs of m = 2^p elements.
+Not IREE's own `iree_linalg_ext.sort`: on the CPU it runs each row as one sequential,
+quadratic loop (8,192 floats: 42 ms; 1M: over ten minutes), and it sorts its `outs` in place,
+which IREE 3.13 lets corrupt a function argument that is also returned (`(sort(x), x)` gave
+the sorted x twice; an eager sort(a) sorted `a` itself). Rows are padded to a power of two
+and sorted in log2 of that many passes; pass p merges neighbouring sorted runs of m = 2^p.
 Each pass is one linalg.generic over the output: output position t of a merged pair finds,
 by a binary search on the "merge path", how many of its first t elements come from the left
 run (i) and from the right run (t - i), and gathers its key and payload from there. The merge
@@ -17,8 +19,6 @@ from ember.dialect.types import ShapedArray, kind
 
 from .emitter import Emitter, etype, identity_map, iterators, results_lhs, ttype
 
-# Rows up to this length use iree_linalg_ext.sort (quadratic, but one dispatch).
-SHORT_ROW = 64
 PASSES_PER_KERNEL = 7
 
 _LESS = {"f": "olt", "i": "slt", "u": "ult", "b": "ult"}
@@ -54,8 +54,6 @@ def lower_sort(em, op, args, avals, params, result) -> str:
     dim = params["dimension"]
     same = args[0] == args[1]
     n = keys.shape[dim]
-    if n <= SHORT_ROW:
-        return _short_sort(em, args, avals, dim, same)
     size = 1 << (n - 1).bit_length()  # padded to a power of two with keys that sort last
     k, p = _pad(em, args[0], keys, dim, size, _highest(keys)), None
     if not same:
@@ -74,6 +72,8 @@ def _merge_passes(em: Emitter, k: str, p: str | None, keys: ShapedArray, payload
     group's longest run needs, so groups of at most PASSES_PER_KERNEL keep short runs cheap
     (1M floats: 0.28 s with one kernel, 0.17 s with a kernel per pass)."""
     passes = (keys.shape[dim] - 1).bit_length()
+    if not passes:  # one element: sorted already
+        return k, p
     groups = -(-passes // PASSES_PER_KERNEL)
     bounds = [passes * g // groups for g in range(groups + 1)]
     for first, last in zip(bounds, bounds[1:], strict=False):
@@ -239,34 +239,3 @@ def _true(em: Emitter) -> str:
 
 def _not(em: Emitter, flag: str) -> str:
     return _logic(em, "xori", flag, _true(em))
-
-
-def _short_sort(em: Emitter, args: list[str], avals: list[ShapedArray], dim: int,
-                same: bool) -> str:
-    """iree_linalg_ext.sort; ties ordered by payload (a stable argsort). Function arguments
-    may be outs: IREE clones them."""
-    keys, payload = avals
-    k = kind(keys.dtype)
-    outs = args[:1] if same else args
-    types = [keys] if same else [keys, payload]
-    name = em.fresh()
-    x, y, px, py = (em.fresh(s) for s in ("x", "y", "px", "py"))
-    lhs, results = results_lhs(name, len(outs))
-    em.emit(f"{lhs} = iree_linalg_ext.sort dimension({dim}) "
-            f"outs({', '.join(outs)} : {', '.join(ttype(t) for t in types)}) {{")
-    block = f"{x}: {etype(keys)}, {y}: {etype(keys)}"
-    if not same:
-        block += f", {px}: {etype(payload)}, {py}: {etype(payload)}"
-    em.emit(f"^bb0({block}):")
-    less = _less(em, x, y, keys)
-    if not same:  # ties (NaNs tie with each other) ordered by payload: a stable argsort
-        tied = _compare(em, "oeq" if k == "f" else "eq", x, y, keys)
-        if k == "f":
-            tied = _logic(em, "ori", tied, _logic(em, "andi", _compare(em, "uno", x, x, keys),
-                                                  _compare(em, "uno", y, y, keys)))
-        tie = _logic(em, "andi", tied, _compare(em, _LESS[kind(payload.dtype)], px, py,
-                                                payload))
-        less = _logic(em, "ori", less, tie)
-    em.emit(f"  iree_linalg_ext.yield {less} : i1")
-    em.emit(f"}} -> {', '.join(ttype(t) for t in types)}")
-    return results[-1]

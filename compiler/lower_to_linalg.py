@@ -32,6 +32,7 @@ from .emitter import (
 )
 from .lower_indexing import (
     lower_concatenate,
+    lower_copy,
     lower_dynamic_slice,
     lower_dynamic_update_slice,
     lower_rev,
@@ -196,6 +197,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.TAKE: lower_take,
     ops.SCATTER: lower_scatter,
     ops.CONCATENATE: lower_concatenate,
+    ops.COPY: lower_copy,
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,

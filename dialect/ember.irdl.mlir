@@ -346,6 +346,12 @@ irdl.dialect @ember {
     %r0 = irdl.region
     irdl.regions(body: %r0)
   }
+  irdl.operation @copy {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
   irdl.operation @debug_print {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

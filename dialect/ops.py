@@ -572,6 +572,7 @@ from .scan_ops import *  # noqa: E402, F403  (REDUCE_PROD, CUMULATIVE, SORT)
 # Control flow, fusion, refs and debug printing: rows with regions or side effects.
 from .structured_ops import (  # noqa: E402
     CASE,
+    COPY,
     DEBUG_PRINT,
     FOR,
     FUSION,
@@ -589,6 +590,6 @@ OPS: dict[str, OpDef] = {
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, FOR, YIELD, FUSION, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,  # noqa: F405
+        WHILE, FOR, YIELD, FUSION, COPY, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,  # noqa: F405
         *SCAN_OPS)  # noqa: F405
 }

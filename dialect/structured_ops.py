@@ -128,6 +128,16 @@ def _ref_set() -> OpDef:
                  doc="Overwrite a ref; the function writes its last value back in place.")
 
 
+def _copy() -> OpDef:
+    return OpDef("ember.copy", ("operand",), lambda x: x, lambda x: np.array(x, copy=True),
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}),
+                 doc="A fresh buffer holding the operand's value. ember-bufferize puts one "
+                     "before an in-place write that would reach a caller's buffer: IREE 3.13 "
+                     "writes tied results (tensor.insert_slice) into function arguments in "
+                     "place (iree-org/iree#16168) and folds every plain copy away.")
+
+
+COPY = _copy()
 REF_GET = _ref_get()
 REF_SET = _ref_set()
 def _fusion() -> OpDef:

@@ -230,6 +230,12 @@ def sort_case(draw):
     return [keys, np.broadcast_to(index, shape).copy()], {"dimension": dimension}
 
 
+@st.composite
+def copy_case(draw):
+    shape = draw(st.sampled_from([(), (5,), (2, 3)]))
+    return [draw(values(DTYPES[draw(st.sampled_from("fiub"))], shape))], {}
+
+
 def case_for(op):
     special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
                O.DYNAMIC_SLICE: dynamic_slice_case,
@@ -238,7 +244,7 @@ def case_for(op):
                O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
                O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
-               O.CUMULATIVE: cumulative_case, O.SORT: sort_case}
+               O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -1,5 +1,5 @@
-"""Long sorts (the merge-sort lowering, rows over SHORT_ROW) against NumPy and JAX: stable,
-NaN last, -0.0 tied with 0.0, duplicates, descending, along any axis."""
+"""Sorts (the merge-sort lowering) against NumPy and JAX: stable, NaN last, -0.0 tied with
+0.0, duplicates, descending, along any axis; lax.sort, sort_key_val, top_k, partition."""
 
 import numpy as np
 import pytest
@@ -10,12 +10,11 @@ from hypothesis.extra import numpy as hnp
 
 import ember
 import ember.numpy as enp
-from ember.compiler.lower_sort import SHORT_ROW
 from helpers import assert_close
 
-# (shape, axis): one power of two, one just past the short-row limit (padded), one on a
-# leading axis. Few shapes, so compiles stay bounded while values vary freely.
-CASES = [((256,), 0), ((SHORT_ROW + 1,), -1), ((3, 130), 1), ((97, 2), 0)]
+# (shape, axis): a power of two, padded lengths, a leading axis, one element. Few shapes, so
+# compiles stay bounded while values vary freely.
+CASES = [((256,), 0), ((65,), -1), ((3, 130), 1), ((97, 2), 0), ((2, 1), 1)]
 
 
 def _values(dtype, shape):
@@ -53,11 +52,59 @@ def test_long_descending_sorts_keep_ties_in_order():
                      np.asarray(getattr(jnp, fn)(x, descending=True)))
 
 
-def test_long_rows_are_merged_in_passes_short_rows_use_iree_sort():
-    """Over SHORT_ROW: scf.for loops over merge kernels (linalg.generic), no
-    iree_linalg_ext.sort (quadratic on the CPU); short rows keep it (one dispatch)."""
+def test_rows_are_merged_in_passes():
+    """scf.for loops over merge kernels (linalg.generic), never iree_linalg_ext.sort
+    (quadratic on the CPU, and in place on its outs)."""
     long = ember.jit(enp.sort).lower(np.zeros(1 << 20, np.float32)).as_text("linalg")
     assert "iree_linalg_ext.sort" not in long
     assert long.count("scf.for") == 3  # 20 passes in three kernels of at most 7
-    short = ember.jit(enp.sort).lower(np.zeros(SHORT_ROW, np.float32)).as_text("linalg")
-    assert "iree_linalg_ext.sort" in short and "scf.for" not in short
+    short = ember.jit(enp.sort).lower(np.zeros(5, np.float32)).as_text("linalg")
+    assert short.count("scf.for") == 1 and "tensor.insert_slice" in short  # padded to 8
+
+
+def test_sorting_never_writes_its_operand():
+    """`(sort(x), x)` once returned the sorted x twice, and an eager sort(a) sorted `a`."""
+    a = enp.asarray(np.array([3.0, 1.0, 2.0], np.float32))
+    assert_close(enp.sort(a), np.array([1.0, 2.0, 3.0], np.float32))
+    assert_close(a, np.array([3.0, 1.0, 2.0], np.float32))
+    both = ember.jit(lambda x: (enp.sort(x), x + 0))(a)
+    assert_close(both[1], np.array([3.0, 1.0, 2.0], np.float32))
+    assert_close(a, np.array([3.0, 1.0, 2.0], np.float32))
+
+
+@few_examples(6)
+@given(st.data())
+def test_lax_sorts_top_k_and_partition_match_jax(data):
+    jax = pytest.importorskip("jax")
+    from ember import lax
+
+    shape = data.draw(st.sampled_from([(2, 90), (7,)]))
+    # No NaN (JAX's partition negates its input) and no -0.0 (XLA's top_k orders -0.0 below
+    # 0.0 while its sort ties them, as ours does).
+    keys = data.draw(_values(np.float32, shape).filter(lambda a: not np.isnan(a).any())) + 0.0
+    ties = data.draw(_values(np.int32, shape))
+    payload = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    num_keys = data.draw(st.integers(1, 2))
+    k = data.draw(st.integers(0, shape[-1] - 1))
+    pairs = [
+        (lax.sort((ties, keys, payload), num_keys=num_keys),
+         jax.lax.sort((ties, keys, payload), num_keys=num_keys)),
+        (lax.sort_key_val(ties, payload), jax.lax.sort_key_val(ties, payload)),
+        (lax.top_k(keys, k), jax.lax.top_k(keys, k)),
+        ((enp.partition(keys, k), enp.argpartition(ties, k)),
+         (jax.numpy.partition(keys, k), jax.numpy.argpartition(ties, k))),
+    ]
+    for ours, theirs in pairs:
+        for a, b in zip(ours, theirs, strict=True):
+            assert_close(a, np.asarray(b))
+
+
+def test_sort_errors_name_the_argument():
+    from ember import lax
+
+    with pytest.raises(ValueError, match="num_keys"):
+        lax.sort((np.zeros(3), np.zeros(3)), num_keys=3)
+    with pytest.raises(ValueError, match="k=9"):
+        lax.top_k(np.zeros(3), 9)
+    with pytest.raises(ValueError, match="kth"):
+        enp.partition(np.zeros(3), 3)

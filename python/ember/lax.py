@@ -257,6 +257,49 @@ def _scan_eagerly(f, init, xs_leaves, xs_tree, n, reverse):
     return carry, tree_util.tree_unflatten(y_tree, stacked)
 
 
+# ----------------------------------------------------------------------------- sorting
+
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Sort one array, or several of one shape by their first `num_keys` (lexicographic):
+    stable, NaN last. A sequence in, a tuple out."""
+    single = not isinstance(operand, (tuple, list))
+    arrays = [enp.asarray(operand)] if single else [enp.asarray(o) for o in operand]
+    if not arrays or len({a.shape for a in arrays}) != 1:
+        raise TypeError(f"sort requires one or more operands of one shape, got "
+                        f"{[a.aval.str_short() for a in arrays]}")
+    if not 1 <= num_keys <= len(arrays):
+        raise ValueError(f"sort requires 1 <= num_keys <= {len(arrays)} (the operand count), "
+                         f"got num_keys={num_keys}")
+    axis = dimension % arrays[0].ndim if arrays[0].ndim else 0
+    if single:
+        return enp.sort(arrays[0], axis=axis)
+    if num_keys == 1 and len(arrays) == 2:  # the payload moves with the keys: one sort
+        return enp.sort(arrays[0], axis=axis), bind(ops.SORT, *arrays, dimension=axis)
+    order = None  # stable sorts from the last key to the first: lexicographic order
+    for key in reversed(arrays[:num_keys]):
+        key = key if order is None else enp.take_along_axis(key, order, axis)
+        step = enp.argsort(key, axis=axis)
+        order = step if order is None else enp.take_along_axis(order, step, axis)
+    return tuple(enp.take_along_axis(a, order, axis) for a in arrays)
+
+
+def sort_key_val(keys: Any, values: Any, dimension: int = -1,
+                 is_stable: bool = True) -> tuple[Any, Any]:
+    """`keys` sorted along `dimension`, and `values` permuted with them."""
+    return sort((keys, values), dimension=dimension, num_keys=1)
+
+
+def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+    """The k largest along the last axis, descending (NaN first, ties by lower index), and
+    their int32 indices."""
+    x = enp.asarray(operand)
+    if x.ndim == 0 or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[-1]:
+        raise ValueError(f"top_k requires an operand of rank >= 1 and 0 <= k <= its last "
+                         f"dimension, got {x.aval.str_short()} and k={k!r}")
+    order = enp.argsort(x, axis=-1, descending=True, dtype=np.int32)[..., :int(k)]
+    return enp.take_along_axis(x, order, -1), order
+
+
 # ----------------------------------------------------------------------------- elementwise
 # `lax`'s names for ops ember.numpy spells differently; no implicit promotion beyond weak
 # Python scalars, as in JAX's lax.

@@ -62,3 +62,43 @@ func.func @ref(%r: !ember.ref<tensor<3xf32>>, %w: tensor<3xf32>) -> tensor<3xf32
   "ember.ref_set"(%r, %3) : (!ember.ref<tensor<3xf32>>, tensor<3xf32>) -> ()
   return %w : tensor<3xf32>
 }
+
+// An argument the caller keeps, written in place (an insert into it): copied first, and the
+// insert goes to the copy. IREE would write into the caller's buffer (iree-org/iree#16168).
+// CHECK-LABEL: func.func @kept_argument_is_copied
+// CHECK: %[[C:.*]] = "ember.copy"(%arg0)
+// CHECK: "ember.dynamic_update_slice"(%[[C]], %arg1
+// ABI-LABEL: func.func @kept_argument_is_copied
+// ABI: util.optimization_barrier
+// ABI: tensor.insert_slice
+func.func @kept_argument_is_copied(%x: tensor<8xf32>, %u: tensor<2xf32>, %i: tensor<i32>) -> tensor<8xf32> {
+  %0 = "ember.dynamic_update_slice"(%x, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// The same through a loop: the argument is the initial carry the body writes into.
+// CHECK-LABEL: func.func @kept_loop_carry_is_copied
+// CHECK: %[[C:.*]] = "ember.copy"(%arg0)
+// CHECK: "ember.for"(%arg2, %arg3, %[[C]])
+func.func @kept_loop_carry_is_copied(%x: tensor<8xf32>, %u: tensor<2xf32>, %lo: tensor<i32>, %hi: tensor<i32>) -> tensor<8xf32> {
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<8xf32>):
+    %1 = "ember.dynamic_update_slice"(%c, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+    "ember.yield"(%1) : (tensor<8xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// Must not fire: a donated argument is the caller's no more (an insert into it is tied to the
+// result); a value made inside the function is updated in place; an argument only read is
+// left alone.
+// CHECK-LABEL: func.func @no_copy
+// CHECK-SAME: ember.aliased_result = 0
+// CHECK-NOT: ember.copy
+// CHECK: return
+func.func @no_copy(%x: tensor<8xf32> {ember.donated}, %y: tensor<8xf32>, %u: tensor<2xf32>, %i: tensor<i32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = "ember.dynamic_update_slice"(%x, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  %1 = "ember.exp"(%y) : (tensor<8xf32>) -> tensor<8xf32>
+  %2 = "ember.dynamic_update_slice"(%1, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  return %0, %2 : tensor<8xf32>, tensor<8xf32>
+}

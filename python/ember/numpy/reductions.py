@@ -154,6 +154,38 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     return bind(ops.REV, _np.subtract(last, ranks), dimensions=(ax,))
 
 
+def _kth(name: str, a: Any, kth: int, axis: int) -> tuple[Any, int, int]:
+    a = asarray(a)
+    ax = _axes(name, axis, a.ndim)[0]
+    n = a.shape[ax]
+    if not isinstance(kth, (int, np.integer)) or not -n <= kth < n:
+        raise ValueError(f"{name} requires an integer kth in [-{n}, {n}) for axis {axis} of "
+                         f"size {n}, got {kth!r}")
+    return a, ax, int(kth) % n
+
+
+def _split(a: Any, ax: int, at: int) -> tuple[Any, Any]:
+    n = a.shape[ax]
+    idx = [slice(None)] * a.ndim
+    return a[tuple(idx[:ax] + [slice(0, at)])], a[tuple(idx[:ax] + [slice(at, n)])]
+
+
+def partition(a: Any, kth: int, axis: int = -1) -> Any:
+    """The kth smallest at position kth, the smaller ones before it (ascending), the larger
+    after it (descending): JAX's layout (NumPy leaves both sides in no particular order)."""
+    a, ax, k = _kth("partition", a, kth, axis)
+    bottom, top = _split(sort(a, axis=ax), ax, k + 1)
+    return _np.concatenate([bottom, _np.flip(top, ax)], axis=ax)
+
+
+def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
+    """Indices that partition `a`: those of the kth + 1 smallest (ascending, ties by index),
+    then the others in index order, as JAX returns them."""
+    a, ax, k = _kth("argpartition", a, kth, axis)
+    bottom, top = _split(argsort(a, axis=ax), ax, k + 1)
+    return _np.concatenate([bottom, sort(top, axis=ax)], axis=ax)
+
+
 def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """The middle of the sorted values (mean of the two middles); NaN if any is NaN."""
     a = asarray(a)
