@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from run import _fmt, measure  # the same timing as the main table
 
 import ember
 import ember.numpy as enp
-from run import _fmt, measure  # the same timing as the main table
 
 try:
     import jax
