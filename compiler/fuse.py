@@ -96,6 +96,8 @@ def fuse_block(block: mlir.Block) -> int:
     """Fuse inside `block` (and the regions of its ops); returns the number of groups made."""
     made = 0
     for op in list(block.operations):
+        if eir.opdef(op.operation) is ops.ELEMENTWISE_FOR:
+            continue  # already one kernel: its body is lowered as scalars
         for region in op.operation.regions:
             for inner in region.blocks:
                 made += fuse_block(inner)

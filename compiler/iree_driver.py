@@ -129,20 +129,27 @@ def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     return bytes(out.map_memory())
 
 
-def dispatch_count(text: str, tgt: Target) -> int:
-    """How many dispatches IREE forms for a module (compiled up to its flow phase)."""
+def compile_to_phase(text: str, tgt: Target, phase: str) -> str:
+    """The module as IREE has it after `phase` ("flow", "stream", ...): where to count
+    dispatches, copies and clones."""
     sess = api.Session()
     sess.set_flags(*tgt.flags)
     inv = sess.invocation()
-    # `--compile-to=flow` of iree-compile; the C API has it, the Python wrapper does not.
+    # `--compile-to=PHASE` of iree-compile; the C API has it, the Python wrapper does not.
     set_phase = ctypes_dl._dylib.ireeCompilerInvocationSetCompileToPhase
     set_phase.argtypes, set_phase.restype = [ctypes.c_void_p, ctypes.c_char_p], None
-    set_phase(inv._inv_p, b"flow")
+    set_phase(inv._inv_p, phase.encode())
     if not (inv.parse_source(api.Source.wrap_buffer(sess, text.encode())) and inv.execute()):
-        raise CompileError("IREE failed to form dispatches", _diagnostics(text, tgt), "")
+        raise CompileError(f"IREE failed to compile to its {phase} phase",
+                           _diagnostics(text, tgt), "")
     out = api.Output.open_membuffer()
     inv.output_ir(out)
-    return bytes(out.map_memory()).decode().count("flow.dispatch @")
+    return bytes(out.map_memory()).decode()
+
+
+def dispatch_count(text: str, tgt: Target) -> int:
+    """How many dispatches IREE forms for a module (compiled up to its flow phase)."""
+    return compile_to_phase(text, tgt, "flow").count("flow.dispatch @")
 
 
 def _diagnostics(text: str, tgt: Target) -> str:

@@ -40,7 +40,14 @@ from .lower_indexing import (
     lower_slice,
     lower_take,
 )
-from .lower_regions import lower_case, lower_for, lower_fusion, lower_if, lower_while
+from .lower_regions import (
+    lower_case,
+    lower_elementwise_for,
+    lower_for,
+    lower_fusion,
+    lower_if,
+    lower_while,
+)
 from .lower_scan import lower_cumulative
 from .lower_sort import lower_sort
 from .walk import body, functions
@@ -202,6 +209,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.CASE: lower_case,
     ops.WHILE: lower_while,
     ops.FOR: lower_for,
+    ops.ELEMENTWISE_FOR: lower_elementwise_for,
     ops.CONSTANT: lower_constant,
     ops.IOTA: lower_iota,
     ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,

@@ -20,7 +20,7 @@ from .disk_cache import CacheKey
 from .errors import CompileError
 
 PHASES = ("ember", "linalg", "vmfb")
-EMBER_PASSES = ("ember-canonicalize", "ember-fuse", "ember-bufferize")
+EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-fuse", "ember-bufferize")
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 

@@ -332,6 +332,16 @@ irdl.dialect @ember {
     %r0 = irdl.region
     irdl.regions(body: %r0)
   }
+  irdl.operation @elementwise_for {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    %t3 = irdl.base "!builtin.tensor"
+    irdl.operands(lower: %t0, upper: %t1, carries: variadic %t2)
+    irdl.results(result: variadic %t3)
+    %r0 = irdl.region
+    irdl.regions(body: %r0)
+  }
   irdl.operation @yield {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

@@ -85,6 +85,18 @@ def _for() -> OpDef:
                      "for the condition, and IREE updates its carries in place.")
 
 
+def _elementwise_for() -> OpDef:
+    row = _for()
+    return OpDef("ember.elementwise_for", row.operands, row.infer, None, _REGION_OP,
+                 type_params=row.type_params, regions=row.regions,
+                 region_types=row.region_types,
+                 doc="An ember.for whose body is elementwise in its carries (all of one shape; "
+                     "splat constants, scalars and values of that shape from outside): "
+                     "ember-loop-kernels makes one from an ember.for, and it is lowered to one "
+                     "linalg.generic with the loop inside, so each element runs all the "
+                     "steps in registers: one dispatch, not one a step.")
+
+
 def _yield() -> OpDef:
     return OpDef("ember.yield", ("*values",), lambda *values: (), None,
                  frozenset({Trait.TERMINATOR}),
@@ -159,5 +171,6 @@ IF = _if()
 CASE = _case()
 WHILE = _while()
 FOR = _for()
+ELEMENTWISE_FOR = _elementwise_for()
 YIELD = _yield()
 DEBUG_PRINT = _debug_print()

@@ -110,3 +110,38 @@ func.func @printing(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
   }) : (tensor<i1>) -> tensor<3xf32>
   return %x : tensor<3xf32>
 }
+
+// ember-loop-kernels: a loop elementwise in its carries becomes ember.elementwise_for, lowered
+// to one linalg.generic with the trips inside (8 lanes side by side); a loop whose body
+// reads across elements (here a reduction) stays an ember.for.
+// RUN: ember-opt %s --ember-loop-kernels | filecheck %s --check-prefix=KERNEL
+// RUN: ember-opt %s --ember-loop-kernels --ember-lower-to-linalg | filecheck %s --check-prefix=KLOWER
+// KERNEL-LABEL: func.func @elementwise_loop
+// KERNEL: "ember.elementwise_for"
+// KERNEL-LABEL: func.func @reducing_loop
+// KERNEL-NOT: ember.elementwise_for
+// KERNEL: "ember.for"
+// KLOWER-LABEL: func.func @elementwise_loop
+// KLOWER: linalg.generic
+// KLOWER: scf.for
+// KLOWER-COUNT-8: arith.mulf
+// KLOWER: scf.yield
+func.func @elementwise_loop(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<16xf32>, %s: tensor<f32>) -> tensor<16xf32> {
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<16xf32>):
+    %b = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<16xf32>
+    %next = "ember.mul"(%c, %b) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    "ember.yield"(%next) : (tensor<16xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<16xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+func.func @reducing_loop(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<16xf32>):
+    %t = "ember.reduce_sum"(%c) {axes = array<i64: 0>} : (tensor<16xf32>) -> tensor<f32>
+    %b = "ember.broadcast_in_dim"(%t) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<16xf32>
+    %next = "ember.sub"(%c, %b) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    "ember.yield"(%next) : (tensor<16xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<16xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}

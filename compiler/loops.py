@@ -1,0 +1,87 @@
+"""`ember-loop-kernels`: counted loops that are elementwise in their carries become one kernel.
+
+An `ember.for` runs one or more dispatches a trip, each started from the host. When every op
+of its body is elementwise over the carries' one shape (or over scalars, such as the
+induction variable), with constants, broadcasts of scalars and values of that shape or
+scalars from outside, each element's trips depend on that element alone: the loop can move
+inside a single linalg.generic, where each element runs every trip in registers. The pass
+turns such a loop into an `ember.elementwise_for` (the IR shows the decision); anything else
+in the body (a contraction, a reduction, a slice, a nested region, a side effect) keeps it an
+`ember.for`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
+from ember.dialect import ops
+from ember.dialect.ops import Trait
+
+from .walk import body, functions
+
+
+def _elementwise_body(loop: mlir.Operation) -> bool:
+    block = loop.regions[0].blocks[0]
+    carries = [eir.aval_of(a) for a in list(block.arguments)[1:]]
+    if not carries or len({c.shape for c in carries}) != 1:
+        return False
+    shapes = {carries[0].shape, ()}
+    inside = set()
+    for op in block.operations:
+        op = op.operation
+        row = eir.opdef(op)
+        if row is ops.YIELD:
+            break
+        fits = row is not None and not op.regions and (
+            row.has(Trait.ELEMENTWISE) or row is ops.CONSTANT
+            or (row is ops.BROADCAST_IN_DIM and eir.aval_of(op.operands[0]).shape == ()))
+        if not fits or any(eir.aval_of(r).shape not in shapes for r in op.results):
+            return False
+        for v in op.operands:  # values from outside: of the carries' shape, or scalars
+            if v not in inside and v.owner != block and eir.aval_of(v).shape not in shapes:
+                return False
+        inside.update(op.results)
+    return True
+
+
+def kernel_loops(block: mlir.Block) -> int:
+    """Turn the eligible ember.for ops in `block` (and in nested regions) into
+    ember.elementwise_for; returns how many."""
+    made = 0
+    for op in list(block.operations):
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                made += kernel_loops(inner)
+        if eir.opdef(op) is not ops.FOR or not _elementwise_body(op):
+            continue
+        for inner in list(op.regions[0].blocks[0].operations):  # constants other than
+            inner = inner.operation                              # splats become inputs
+            if eir.opdef(inner) is ops.CONSTANT and not mlir.DenseElementsAttr(
+                    inner.attributes["value"]).is_splat:
+                inner.move_before(op)
+        row, _, params = eir.read(op)
+        with mlir.InsertionPoint(op), op.location:
+            kernel = eir.build(ops.ELEMENTWISE_FOR, list(op.operands), params,
+                               params["results"], regions=1)
+        op.regions[0].blocks[0].append_to(kernel.regions[0])
+        for old, new in zip(op.results, kernel.results, strict=True):
+            old.replace_all_uses_with(new)
+        op.erase()
+        made += 1
+    return made
+
+
+@dataclass(frozen=True)
+class LoopKernels:
+    name = "ember-loop-kernels"
+    description = ("Run counted loops that are elementwise in their carries as one kernel "
+                   "(ember.elementwise_for): the loop inside the elementwise body")
+
+    def run(self, module: mlir.Operation) -> None:
+        with module.context:
+            for func in functions(module):
+                kernel_loops(body(func))
