@@ -21,9 +21,11 @@ test: $(STAMP)
 
 # OpenBLAS's core-type override slows NumPy on this machine: drop it for the peer, here only.
 bench: $(STAMP)
+	$(PY) -m pip install -q 'matplotlib>=3.8'
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/run.py
 	$(PY) benchmarks/compile.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/donation.py
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/scaling.py
 
 irdl: $(STAMP)
 	$(PY) -m ember.dialect.irdl > dialect/ember.irdl.mlir

@@ -96,6 +96,69 @@ def rnn_scan(np_, h0, xs, w, u):
     return lax.scan(cell, h0, xs)[0]
 
 
+def sort_1m(np_, x):
+    return np_.sort(x)
+
+
+def argsort_1m(np_, x):
+    return np_.argsort(x)
+
+
+def top_k(np_, x):
+    if np_ is np:
+        return np.sort(np.partition(x, -10)[-10:])[::-1]
+    return (ember.lax if np_ is enp else jax.lax).top_k(x, 10)[0]
+
+
+def interior_set(np_, a):
+    if np_ is np:
+        a = a.copy()
+        a[1:-1, 1:-1, 1:-1] = a[1:-1, 1:-1, 1:-1] * 2.0
+        return a
+    return a.at[1:-1, 1:-1, 1:-1].set(a[1:-1, 1:-1, 1:-1] * 2.0)
+
+
+def heat3d(np_, a, b):
+    """npbench's heat_3d (20 steps), written with .at[].set and fori_loop."""
+    def sweep(a, b):
+        inner = a[1:-1, 1:-1, 1:-1]
+        new = (0.125 * (a[2:, 1:-1, 1:-1] - 2.0 * inner + a[:-2, 1:-1, 1:-1])
+               + 0.125 * (a[1:-1, 2:, 1:-1] - 2.0 * inner + a[1:-1, :-2, 1:-1])
+               + 0.125 * (a[1:-1, 1:-1, 2:] - 2.0 * inner + a[1:-1, 1:-1, :-2]) + inner)
+        if np_ is np:
+            b = b.copy()
+            b[1:-1, 1:-1, 1:-1] = new
+            return b
+        return b.at[1:-1, 1:-1, 1:-1].set(new)
+
+    def step(t, ab):
+        a, b = ab
+        b = sweep(a, b)
+        return sweep(b, a), b
+
+    if np_ is np:
+        ab = (a, b)
+        for t in range(1, 20):
+            ab = step(t, ab)
+        return ab[0]
+    return (ember.lax if np_ is enp else jax.lax).fori_loop(1, 20, step, (a, b))[0]
+
+
+def scatter_loop(np_, x, idx, v):
+    """100 scatter-adds of 1K updates into a 1M carry (time / 100: one scatter's cost)."""
+    if np_ is np:
+        x = x.copy()
+        for _ in range(100):
+            np.add.at(x, idx, v)
+        return x
+    lax = ember.lax if np_ is enp else jax.lax
+    return lax.fori_loop(0, 100, lambda i, c: c.at[idx].add(v), x)
+
+
+def dense_pass(np_, x):
+    return x * 2.0
+
+
 def cases(quick: bool):
     rng = np.random.default_rng(0)
     x1m = rng.standard_normal(1_000_000).astype(np.float32)
@@ -132,6 +195,19 @@ def cases(quick: bool):
                         rng.standard_normal((100, 64, 256)).astype(np.float32) * 0.1,
                         rng.standard_normal((256, 256)).astype(np.float32) * 0.05,
                         rng.standard_normal((256, 256)).astype(np.float32) * 0.05, number=3)
+    m = rng.standard_normal(1 << 20).astype(np.float32)
+    yield ember_and_jax("sort 1M f32, jit", sort_1m, m, number=2)
+    yield ember_and_jax("argsort 1M f32, jit", argsort_1m, m, number=2)
+    yield ember_and_jax("top_k (k=10) of 1M f32, jit", top_k, m, number=2)
+    yield ember_and_jax(".at[1:-1,1:-1,1:-1].set on 25^3, jit", interior_set,
+                        rng.random((25, 25, 25), dtype=np.float32), number=50)
+    yield ember_and_jax("heat-3d (npbench) 50^3, 20 steps, jit", heat3d,
+                        rng.random((50, 50, 50), dtype=np.float32),
+                        rng.random((50, 50, 50), dtype=np.float32), number=3)
+    yield ember_and_jax("dense pass x*2 over 1M f32, jit", dense_pass, m, number=50)
+    yield ember_and_jax("100 scatter-adds of 1K into 1M f32 (loop), jit", scatter_loop, m,
+                        rng.integers(0, 1 << 20, 1024).astype(np.int32),
+                        rng.random(1024, dtype=np.float32), number=3)
 
 
 def chained(tiny: np.ndarray):

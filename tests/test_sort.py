@@ -72,20 +72,20 @@ def test_sorting_never_writes_its_operand():
     assert_close(a, np.array([3.0, 1.0, 2.0], np.float32))
 
 
-@few_examples(6)
+@few_examples(4)
 @given(st.data())
 def test_lax_sorts_top_k_and_partition_match_jax(data):
     jax = pytest.importorskip("jax")
     from ember import lax
 
-    shape = data.draw(st.sampled_from([(2, 90), (7,)]))
+    shape = data.draw(st.sampled_from([(2, 90), (7,)]))  # k below is static: few values
     # No NaN (JAX's partition negates its input) and no -0.0 (XLA's top_k orders -0.0 below
     # 0.0 while its sort ties them, as ours does).
     keys = data.draw(_values(np.float32, shape).filter(lambda a: not np.isnan(a).any())) + 0.0
     ties = data.draw(_values(np.int32, shape))
     payload = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     num_keys = data.draw(st.integers(1, 2))
-    k = data.draw(st.integers(0, shape[-1] - 1))
+    k = data.draw(st.sampled_from([0, 5]))
     pairs = [
         (lax.sort((ties, keys, payload), num_keys=num_keys),
          jax.lax.sort((ties, keys, payload), num_keys=num_keys)),
