@@ -52,6 +52,7 @@ class Emitter:
     lines: list[str] = field(default_factory=list)
     names: dict = field(default_factory=dict)
     counter: int = 0
+    loop_depth: int = 0  # inside a host loop's body: scalars are computed on the host
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1

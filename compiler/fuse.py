@@ -92,21 +92,25 @@ def _outline(group: list[mlir.Operation]) -> None:
         op.erase()
 
 
-def fuse_block(block: mlir.Block) -> int:
-    """Fuse inside `block` (and the regions of its ops); returns the number of groups made."""
+def fuse_block(block: mlir.Block, in_loop: bool = False) -> int:
+    """Fuse inside `block` (and the regions of its ops); returns the number of groups made.
+    In a loop body, scalar chains are left alone: they lower to host arithmetic."""
     made = 0
     for op in list(block.operations):
-        if eir.opdef(op.operation) is ops.ELEMENTWISE_FOR:
+        row = eir.opdef(op.operation)
+        if row is ops.ELEMENTWISE_FOR:
             continue  # already one kernel: its body is lowered as scalars
         for region in op.operation.regions:
             for inner in region.blocks:
-                made += fuse_block(inner)
+                made += fuse_block(inner, in_loop or row in (ops.FOR, ops.WHILE))
     claimed: set = set()
     groups = []
     for op in reversed([o.operation for o in block.operations]):
         row = eir.opdef(op)
         if op in claimed or row is None or not (row.has(Trait.ELEMENTWISE)
                                                  or row.has(Trait.REDUCTION)):
+            continue
+        if in_loop and not _shape(op.results[0]):
             continue
         group = _group(op, block, claimed)
         claimed.update(group)

@@ -75,6 +75,42 @@ def kernel_loops(block: mlir.Block) -> int:
     return made
 
 
+def trip_work(module: mlir.Operation) -> int | None:
+    """The most elements one trip of a loop computes on (an insert or a scatter counts its
+    update, not the array it writes into), over the module's loops; None without loops.
+    Tiny trips should not pay for waking worker threads on every trip."""
+    work = None
+    for func in functions(module):
+        for loop in _loops(body(func)):
+            for op in _ops(loop.regions):
+                row = eir.opdef(op)
+                values = list(op.operands)[1:2] if row in (ops.DYNAMIC_UPDATE_SLICE,
+                                                           ops.SCATTER) else op.results
+                sizes = [eir.aval_of(v).size for v in values
+                         if str(v.type).startswith("tensor<")]
+                work = max([work or 0, *sizes])
+    return work
+
+
+def _loops(block: mlir.Block):
+    for op in block.operations:
+        op = op.operation
+        if eir.opdef(op) in (ops.FOR, ops.WHILE, ops.ELEMENTWISE_FOR):
+            yield op
+        else:
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from _loops(inner)
+
+
+def _ops(regions):
+    for region in regions:
+        for block in region.blocks:
+            for op in block.operations:
+                yield op.operation
+                yield from _ops(op.operation.regions)
+
+
 @dataclass(frozen=True)
 class LoopKernels:
     name = "ember-loop-kernels"

@@ -46,6 +46,14 @@ def _region(em: Emitter, region: mlir.Region, arg_names: list[str] = ()) -> list
     return lower_block(em, block)
 
 
+def _loop_body(em: Emitter, region: mlir.Region, arg_names: list[str]) -> list[str]:
+    em.loop_depth += 1
+    try:
+        return _region(em, region, arg_names)
+    finally:
+        em.loop_depth -= 1
+
+
 def lower_if(em, row, args, avals, params, result) -> list[str]:
     results = [ttype(r) for r in params["results"]]
     flag = _predicate(em, args[0], avals[0])
@@ -98,13 +106,13 @@ def lower_while(em, row, args, avals, params, result) -> list[str]:
     lhs, names = results_lhs(em.fresh(), n)
     inits = ", ".join(f"{b} = {a}" for b, a in zip(before, args, strict=True))
     em.emit(f"{lhs} = scf.while ({inits}) : ({', '.join(results)}) -> ({', '.join(results)}) {{")
-    (keep,) = _region(em, cond_region, before)
+    (keep,) = _loop_body(em, cond_region, before)
     flag = em.fresh("p")
     em.emit(f"  {flag} = tensor.extract {keep}[] : tensor<i1>")
     em.emit(f"  scf.condition({flag}) {', '.join(before)} : {', '.join(results)}")
     em.emit("} do {")
     em.emit(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(after, results, strict=True))}):")
-    outs = _region(em, body_region, after)
+    outs = _loop_body(em, body_region, after)
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
     return names
@@ -137,7 +145,7 @@ def lower_for(em, row, args, avals, params, result) -> list[str]:
     cast = "index_castui" if kind(i_aval.dtype) == "u" else "index_cast"
     em.emit(f"  {scalar} = arith.{cast} {iv} : index to {etype(i_aval)}")
     em.emit(f"  {tensor} = tensor.from_elements {scalar} : {ttype(i_aval)}")
-    outs = _region(em, params["_regions"][0], [tensor, *carried])
+    outs = _loop_body(em, params["_regions"][0], [tensor, *carried])
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
     return names

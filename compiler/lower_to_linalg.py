@@ -56,11 +56,30 @@ from .walk import body, functions
 def lower_elementwise(em: Emitter, op: OpDef, args: list[str], avals: list[ShapedArray],
                       params: dict, result: ShapedArray) -> str:
     template = op.scalar(kind(avals[-1].dtype), derived(avals, result, params))
+    if result.ndim == 0 and avals and em.loop_depth:
+        return _scalar_elementwise(em, template, args, avals, result)
     ident = identity_map(result.ndim)
     inputs = [(a, av, ident) for a, av in zip(args, avals, strict=True)]
     elem = etype(avals[-1])
     return em.generic(inputs, em.empty(result), result, ident, iterators(result.ndim),
                       lambda bargs, _: em.scalar_body(template, bargs, elem, etype(result)))
+
+
+def _scalar_elementwise(em: Emitter, template: str, args: list[str], avals: list[ShapedArray],
+                        result: ShapedArray) -> str:
+    """A rank-0 op in a loop body as plain scalar arithmetic (extract, compute,
+    from_elements), which IREE runs on the host: the loop's index arithmetic then costs no
+    dispatch and no read-back (2000 one-row updates: 6.7 -> 4.6 us a trip). Outside loops
+    that would make the host wait for the device mid-call, so scalars stay kernels there."""
+    scalars = []
+    for a, av in zip(args, avals, strict=True):
+        name = em.fresh("x")
+        em.emit(f"{name} = tensor.extract {a}[] : {ttype(av)}")
+        scalars.append(name)
+    value = em.scalar_body(template, scalars, etype(avals[-1]), etype(result))
+    out = em.fresh()
+    em.emit(f"{out} = tensor.from_elements {value} : {ttype(result)}")
+    return out
 
 
 def lower_constant(em, op, args, avals, params, result) -> str:

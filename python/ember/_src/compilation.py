@@ -46,12 +46,13 @@ def disk_cache() -> DiskCache | None:
 
 
 def target_for(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
-               device: str = "cpu") -> str:
+               device: str = "cpu", trip_work: int | None = None) -> str:
     """The compile target for a device name ("cpu", "cuda", "cuda:sm_90", ...). On the CPU,
-    modules that will run on worker threads get the asynchronous (coarse-fences) ABI."""
+    modules that will run on worker threads get the asynchronous (coarse-fences) ABI;
+    `trip_work` is the most a loop trip of the module works on (None: no loops)."""
     kind, colon, arch = device.partition(":")
     if kind == "cpu":
-        kind = "cpu-async" if runs_in_parallel(in_avals, out_avals) else "cpu"
+        kind = "cpu-async" if runs_in_parallel(in_avals, out_avals, trip_work) else "cpu"
         device = kind + colon + arch
     return iree_driver.target(device).name  # raises, naming the choices, if unknown
 

@@ -18,7 +18,7 @@ import numpy as np
 import optree
 
 from ember import config, errors, tree_util
-from ember.compiler import bufferize, pipeline
+from ember.compiler import bufferize, loops, pipeline
 from ember.dialect.types import RefAval, ShapedArray
 from ember.runtime import Array, Executable, put
 from ember.runtime.executable import wait_for_readers
@@ -415,7 +415,8 @@ class Traced:
         name = str(self.module.operation.attributes["sym_name"]).strip('"')
         export = name.removeprefix("jit_")
         device = self.key.device or config.read("ember_default_device")
-        target = compilation.target_for(self.key.in_avals, self.out_avals, device)
+        target = compilation.target_for(self.key.in_avals, self.out_avals, device,
+                                        loops.trip_work(self.module.operation))
         abi = aot.abi(export, target, self.key.in_tree, self.key.in_avals, self.out_tree,
                       self.out_avals)
         texts, decisions = lower_module(pipeline.clone(self.module), export,
