@@ -79,13 +79,22 @@ def test_nested_control_flow():
 
 
 def test_loops_compile_to_scf_not_unrolled():
-    f = ember.jit(lambda x: lax.fori_loop(0, 100, lambda i, v: v + 1.0, x))
+    f = ember.jit(lambda x: lax.fori_loop(0, 100, lambda i, v: v + jnp.sum(v) * 0.01, x))
     lowered = f.lower(np.ones(2, np.float32))
     assert '"ember.for"' in lowered.as_text("ember")
     linalg = lowered.as_text("linalg")
     assert linalg.count("scf.for") == 1 and "func.call" not in linalg
     assert "stream.topology" in linalg  # what lets IREE keep loop carries in place
-    assert_close(f(np.ones(2, np.float32)), np.full(2, 101, np.float32))
+    expected = np.ones(2, np.float32)
+    for _ in range(100):
+        expected = expected + expected.sum() * np.float32(0.01)
+    assert_close(f(np.ones(2, np.float32)), expected)
+    # An elementwise body is one kernel: the loop inside a linalg.generic.
+    g = ember.jit(lambda x: lax.fori_loop(0, 100, lambda i, v: v + 1.0, x))
+    lowered = g.lower(np.ones(2, np.float32))
+    assert '"ember.elementwise_for"' in lowered.as_text("ember")
+    assert lowered.as_text("linalg").count("scf.for") == 1
+    assert_close(g(np.ones(2, np.float32)), np.full(2, 101, np.float32))
 
 
 def test_control_flow_ops_carry_regions():
