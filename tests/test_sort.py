@@ -108,3 +108,20 @@ def test_sort_errors_name_the_argument():
         lax.top_k(np.zeros(3), 9)
     with pytest.raises(ValueError, match="kth"):
         enp.partition(np.zeros(3), 3)
+
+
+def test_top_k_of_long_rows_searches_blocks_like_jax():
+    """Rows over 16 blocks of 64 take the block path (block maxima, then k blocks sorted):
+    ties, NaN, -inf and a padded last block agree with JAX's top_k."""
+    jax = pytest.importorskip("jax")
+    from ember import lax
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 20, (2, 1100)).astype(np.float32)
+    x[0, [5, 900]] = np.nan
+    x[1, :] = -np.inf
+    x[1, [7, 1099]] = 3.0
+    for k in (1, 3):
+        ours, theirs = lax.top_k(x, k), jax.lax.top_k(x, k)
+        assert_close(ours[0], np.asarray(theirs[0]))
+        assert_close(ours[1], np.asarray(theirs[1]))

@@ -296,8 +296,35 @@ def top_k(operand: Any, k: int) -> tuple[Any, Any]:
     if x.ndim == 0 or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[-1]:
         raise ValueError(f"top_k requires an operand of rank >= 1 and 0 <= k <= its last "
                          f"dimension, got {x.aval.str_short()} and k={k!r}")
-    order = enp.argsort(x, axis=-1, descending=True, dtype=np.int32)[..., :int(k)]
+    order = _top_k_indices(x, int(k))
     return enp.take_along_axis(x, order, -1), order
+
+
+_TOP_K_BLOCK = 64
+
+
+def _top_k_indices(x: Any, k: int) -> Any:
+    """Only blocks whose maximum ranks among the k largest block maxima can hold one of the k
+    largest elements (ties go to lower indices, and blocks are index ranges): one pass over
+    the data for the block maxima, the same search on those, then a sort of k blocks.
+    Sorting everything (a full sort of 1M floats: 0.19 s) is left to short rows."""
+    n, b = x.shape[-1], _TOP_K_BLOCK
+    if n <= 16 * b or 4 * k * b > n:
+        return enp.argsort(x, axis=-1, descending=True, dtype=np.int32)[..., :k]
+    blocks = -(-n // b)
+    if blocks * b != n:  # padded with keys that lose every tie (they come last)
+        low = (-np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+               if x.dtype.kind in "iu" else False)
+        pad = [(0, 0)] * (x.ndim - 1) + [(0, blocks * b - n)]
+        x = enp.pad(x, pad, constant_values=np.asarray(low, x.dtype))
+    tiles = enp.reshape(x, (*x.shape[:-1], blocks, b))
+    chosen = enp.sort(_top_k_indices(enp.max(tiles, axis=-1), k), axis=-1)  # in index order
+    candidates = enp.take_along_axis(tiles, chosen[..., None], axis=-2)
+    positions = chosen[..., None] * b + enp.arange(b, dtype=np.int32)
+    flat = (*x.shape[:-1], k * b)
+    order = enp.argsort(enp.reshape(candidates, flat), axis=-1, descending=True,
+                        dtype=np.int32)[..., :k]
+    return enp.take_along_axis(enp.reshape(positions, flat), order, -1)
 
 
 # ----------------------------------------------------------------------------- elementwise
