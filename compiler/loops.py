@@ -84,6 +84,8 @@ def trip_work(module: mlir.Operation) -> int | None:
         for loop in _loops(body(func)):
             for op in _ops(loop.regions):
                 row = eir.opdef(op)
+                if row in (ops.RESHAPE, ops.CONSTANT):  # views and data: no work a trip
+                    continue
                 values = list(op.operands)[1:2] if row in (ops.DYNAMIC_UPDATE_SLICE,
                                                            ops.SCATTER) else op.results
                 sizes = [eir.aval_of(v).size for v in values

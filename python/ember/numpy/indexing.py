@@ -280,7 +280,9 @@ class _Update:
         entries = _normalize(x, self._idx)
         if not any(_is_array_index(e) for e in entries):
             return _update_window(x, entries, values, combine)
-        positions = _positions(x, self._idx)
+        positions = _flat_positions(x, entries)
+        if positions is None:
+            positions = _positions(x, self._idx)
         updates = enp.broadcast_to(enp.asarray(values).astype(x.dtype), positions.shape)
         flat = bind(ops.SCATTER, enp.reshape(x, (x.size,)),
                     enp.reshape(positions, (positions.size,)),
@@ -359,6 +361,22 @@ def _window(x: Any, starts: list[Any], sizes: list[int], strides: list[int]) -> 
         return span
     return bind(ops.SLICE, span, start_indices=(0,) * x.ndim, limit_indices=extents,
                 strides=tuple(strides))
+
+
+def _flat_positions(x: Any, entries: list[Any]) -> Any | None:
+    """Integer (array) indices on every axis: the flat positions computed from them, -1 where
+    any component is out of range; None for other mixes (slices, None), left to the table."""
+    if len(entries) != x.ndim or any(e is None or isinstance(e, slice) for e in entries):
+        return None
+    enp = _np()
+    flat = valid = None
+    for e, n, stride in zip(entries, x.shape, _strides(list(x.shape)), strict=True):
+        i = enp.asarray(e).astype(np.int32)
+        i = enp.where(i < 0, i + n, i)
+        ok = (i >= 0) & (i < n)
+        flat = i * stride if flat is None else flat + i * stride
+        valid = ok if valid is None else valid & ok
+    return enp.where(valid, flat, -1)
 
 
 def _positions(x: Any, idx: Any) -> Any:
