@@ -210,6 +210,8 @@ def _chart(results: dict, path: str) -> None:
         ax.loglog(sizes, [p[1] * 1e6 for p in points], "o-", label="Ember")
         if all(p[2] for p in points):
             ax.loglog(sizes, [p[2] * 1e6 for p in points], "s--", label="JAX")
+        ax.set_xticks(sizes, [str(n) for n in sizes], fontsize=8)
+        ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("size")
         ax.set_ylabel(f"us per {row.unit}")
