@@ -241,7 +241,8 @@ def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
 class Bufferize:
     name = "ember-bufferize"
     description = ("Turn refs into values written back in place; tie refs and donated "
-                   "arguments to results where provably safe (iree.abi.output)")
+                   "arguments to results where provably safe (iree.abi.output); copy kept "
+                   "arguments before an in-place write (ember.copy)")
 
     def run(self, module: mlir.Operation) -> None:
         with module.context:

@@ -333,29 +333,16 @@ def lower_fusion(em, row, args, avals, params, result) -> str:
             reads.append(op.results[0])
 
     def body(bargs: list[str], out: str) -> str:
-        scalars = dict(zip(reads, bargs, strict=True))
-        for op in members:
-            op_row, op_avals, op_params = eir.read(op)
-            res = eir.aval_of(op.results[0])
-            if op_row is ops.BROADCAST_IN_DIM:
-                continue
-            if op_row is ops.CONSTANT:
-                name = em.fresh("c")
-                value = eir.splat_value(op.attributes["value"])
-                text = str(int(value)) if res.dtype == np.bool_ else eir.literal(value,
-                                                                                 res.dtype)
-                em.emit(f"  {name} = arith.constant {text} : {etype(res)}")
-            elif op_row.has(Trait.REDUCTION):
-                template = op_row.scalar(kind(res.dtype), op_params)
-                return em.scalar_body(template, [scalars[op.operands[0]], out], etype(res),
-                                      etype(res))
-            else:
-                template = op_row.scalar(kind(op_avals[-1].dtype),
-                                         derived(op_avals, res, op_params))
-                name = em.scalar_body(template, [scalars[v] for v in op.operands],
-                                      etype(op_avals[-1]), etype(res))
-            scalars[op.results[0]] = name
-        return scalars[end.operands[0]]
+        scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs
+        chain = [op for op in (members[:-1] if reduce else members)
+                 if eir.opdef(op) is not ops.BROADCAST_IN_DIM]
+        _scalar_chain(em, chain, scalars)
+        if not reduce:
+            return scalars[end.operands[0]]
+        res = eir.aval_of(root.results[0])
+        template = root_row.scalar(kind(res.dtype), root_params)
+        return em.scalar_body(template, [scalars[root.operands[0]], out], etype(res),
+                              etype(res))
 
     if reduce:
         out_map = affine_map(len(order), [f"d{i}" for i in range(len(order) - len(axes))])
