@@ -56,10 +56,21 @@ GLOBAL_FLAGS = ("--iree-llvmcpu-vector-pproc-strategy=peel",)
 _STDERR_LOCK = threading.Lock()
 
 
-@functools.cache
+_INIT_LOCK = threading.Lock()
+_initialized = False
+
+
 def _global_init() -> None:
-    api.Session()  # initializes the compiler library once
-    ctypes_dl._initializeGlobalCL("ember", *GLOBAL_FLAGS)
+    """The compiler library's one-time setup, under a lock: two threads' first compiles ran
+    it twice, and IREE aborts the process ("ireeCompileParseCL called multiple times")."""
+    global _initialized
+    if _initialized:
+        return
+    with _INIT_LOCK:
+        if not _initialized:
+            api.Session()  # initializes the compiler library once
+            ctypes_dl._initializeGlobalCL("ember", *GLOBAL_FLAGS)
+            _initialized = True
 
 
 _local = threading.local()

@@ -133,6 +133,31 @@ def test_environment_variables_configure(tmp_path):
         ember.config.update("ember_no_such_thing", 1)
 
 
+FIRST_COMPILES_ON_THREADS = """
+import threading, numpy as np, ember
+fs = [ember.jit(lambda x, k=k: x * float(k) + 1.0) for k in range(12)]
+out = [None] * 12
+def go(k):
+    out[k] = float(np.asarray(fs[k](np.ones(3, np.float32)))[0])
+threads = [threading.Thread(target=go, args=(k,)) for k in range(12)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(out == [k + 1.0 for k in range(12)])
+"""
+
+
+def test_first_compiles_on_many_threads_at_once():
+    """The compiler's one-time setup ran twice when two threads compiled first, and IREE
+    aborted the process (\"ireeCompileParseCL called multiple times\"; 1 run in 3 here)."""
+    env = dict(os.environ, EMBER_COMPILATION_CACHE_DIR="off")
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", FIRST_COMPILES_ON_THREADS], env=env,
+                             capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.split() == ["True"], out.stderr[-500:]
+
+
 # -- persistent cache ----------------------------------------------------------------------
 
 WARM_SCRIPT = """
