@@ -414,3 +414,29 @@ def test_a_vanished_cache_directory_costs_a_compile_not_a_crash(disk):
     compiles, out = _compile_one(lambda x: x + 6, np.ones(2, np.float32))
     assert compiles == 1
     assert_close(out, np.full(2, 7, np.float32))
+
+
+def test_every_setting_is_in_the_key_or_declared_not_to_be():
+    from ember import config
+
+    assert set(config._DEFAULTS) == set(config.IN_KEY) | set(config.NOT_IN_KEY)
+    assert not set(config.IN_KEY) & set(config.NOT_IN_KEY)
+
+
+def test_settings_that_change_tracing_change_the_key():
+    """A function cached before ember.config.update(...) of a setting in the key is traced
+    again after it: with x64 on, arange is int64; another default device compiles anew."""
+    f = ember.jit(lambda x: x.sum() + jnp.arange(3))
+    x = np.ones(2, np.int8)
+    assert np.asarray(f(x)).dtype == np.int32
+    try:
+        ember.config.update("ember_enable_x64", True)
+        assert np.asarray(f(x)).dtype == np.int64
+        ember.config.update("ember_enable_x64", False)
+        ember.config.update("ember_default_device", "cpu:x86-64-v3")
+        with ember.count_events("compile") as n:
+            assert_close(f(x), np.arange(3, dtype=np.int32) + 2)
+        assert n() == 1
+    finally:
+        ember.config.update("ember_enable_x64", False)
+        ember.config.update("ember_default_device", "cpu")

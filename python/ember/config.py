@@ -18,6 +18,18 @@ _DEFAULTS: dict[str, Any] = {
 }
 _values: dict[str, Any] = {}
 
+# Settings that change what a trace or its lowering produces: each is part of the jit cache
+# key (as JAX keys on its trace-affecting config). The others, and why they may stay out.
+IN_KEY = ("ember_enable_x64", "ember_default_device")
+NOT_IN_KEY = {
+    "ember_explain_cache_misses": "only logs",
+    "ember_log_compiles": "only logs",
+    "ember_check_tracer_leaks": "only raises on a leak; the traced code is the same",
+    "ember_strict_donation": "only turns the unusable-donation warning into an error",
+    "ember_compilation_cache_dir": "where compiled code is kept, not what it is",
+    "ember_compilation_cache_max_size": "how much compiled code is kept",
+}
+
 
 def _from_env(name: str, default: Any) -> Any:
     raw = os.environ.get(name.upper())
@@ -47,6 +59,14 @@ def read(name: str) -> Any:
     if key not in _values:
         _values[key] = _from_env(key, _DEFAULTS[key])
     return _values[key]
+
+
+def in_key() -> tuple[Any, ...]:
+    """The values of IN_KEY, read on every jitted call (the fast path: plain lookups)."""
+    try:
+        return _values["ember_enable_x64"], _values["ember_default_device"]
+    except KeyError:
+        return tuple(read(name) for name in IN_KEY)
 
 
 def __getattr__(name: str) -> Any:

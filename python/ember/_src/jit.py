@@ -182,7 +182,8 @@ class JitFunction:
             raise
         except TypeError:
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
-        return CacheKey(tree, avals, static, self.device or ""), leaves
+        x64, default_device = config.in_key()
+        return CacheKey(tree, avals, static, self.device or default_device, x64), leaves
 
     def _split(self, args: tuple, kwargs: dict):
         if not self.static_argnums and not self.static_argnames:
@@ -414,7 +415,7 @@ class Traced:
     def lower(self) -> Lowered:
         name = str(self.module.operation.attributes["sym_name"]).strip('"')
         export = name.removeprefix("jit_")
-        device = self.key.device or config.read("ember_default_device")
+        device = self.key.device
         target = compilation.target_for(self.key.in_avals, self.out_avals, device,
                                         loops.trip_work(self.module.operation))
         abi = aot.abi(export, target, self.key.in_tree, self.key.in_avals, self.out_tree,

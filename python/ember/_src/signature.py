@@ -19,7 +19,8 @@ class CacheKey(NamedTuple):
     in_tree: optree.PyTreeSpec
     in_avals: tuple[ShapedArray, ...]
     static: tuple[tuple[str, Any], ...]
-    device: str
+    device: str  # the function's own, else ember_default_device at the call
+    x64: bool  # ember_enable_x64 at the call
 
 
 def _aval_text(a: ShapedArray) -> str:
@@ -45,8 +46,9 @@ def differences(new: CacheKey, new_paths: list[str], old: CacheKey) -> list[str]
     if statics:
         lines += ["  different static arguments:", *statics]
     if new.device != old.device:
-        lines += [f"  different device: now {new.device or 'default'!r} and before "
-                  f"{old.device or 'default'!r}"]
+        lines += [f"  different device: now {new.device!r} and before {old.device!r}"]
+    if new.x64 != old.x64:
+        lines += [f"  different ember_enable_x64: now {new.x64} and before {old.x64}"]
     return lines
 
 
