@@ -75,6 +75,32 @@ class Emitter:
                   f"{ttype(aval)}) -> {ttype(aval)}")
         return name
 
+    def reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
+        """`value` in `dst`'s shape: collapse to 1-D, then expand (reassociative reshapes,
+        which IREE fuses across, where a tensor.reshape would cut dispatch regions)."""
+        if src.shape == dst.shape:
+            return value
+        if src.ndim == 0 or dst.ndim == 0:
+            name = self.fresh()
+            verb = "expand_shape" if src.ndim == 0 else "collapse_shape"
+            shape = f" output_shape [{', '.join(map(str, dst.shape))}]" if src.ndim == 0 else ""
+            self.emit(f"{name} = tensor.{verb} {value} []{shape} : {ttype(src)} into "
+                      f"{ttype(dst)}")
+            return name
+        flat = ShapedArray((src.size,), src.dtype)
+        if src.ndim > 1:
+            name = self.fresh()
+            self.emit(f"{name} = tensor.collapse_shape {value} [{list(range(src.ndim))}] : "
+                      f"{ttype(src)} into {ttype(flat)}")
+            value = name
+        if dst.ndim > 1:
+            name = self.fresh()
+            self.emit(f"{name} = tensor.expand_shape {value} [{list(range(dst.ndim))}] "
+                      f"output_shape [{', '.join(map(str, dst.shape))}] : {ttype(flat)} into "
+                      f"{ttype(dst)}")
+            value = name
+        return value
+
     def scalar_body(self, template: str, args: list[str], elem: str, result_elem: str) -> str:
         """Instantiate an op-table scalar template; returns the SSA name of its result."""
         if template.strip() == "{r} = {0}":

@@ -177,20 +177,11 @@ def lower_scatter(em, op, args, avals, params, result) -> str:
     combine = params["combine"]
     fill_p, fill_u = _scatter_fallback(em, args, avals, combine)
 
-    def valid(p: str) -> str:
-        zero, top, ge, lt, ok = (em.fresh("s") for _ in range(5))
-        em.emit(f"  {zero} = arith.constant 0 : {etype(pos)}")
-        em.emit(f"  {top} = arith.constant {n} : {etype(pos)}")
-        em.emit(f"  {ge} = arith.cmpi sge, {p}, {zero} : {etype(pos)}")
-        em.emit(f"  {lt} = arith.cmpi slt, {p}, {top} : {etype(pos)}")
-        em.emit(f"  {ok} = arith.andi {ge}, {lt} : i1")
-        return ok
-
     def pick(fallback: str, elem: str):
         def body(bargs, _):  # (position, value): the value if the position is in range
             out = em.fresh("s")
-            em.emit(f"  {out} = arith.select {valid(bargs[0])}, {bargs[-1]}, {fallback} : "
-                    f"{elem}")
+            ok = _in_range(em, bargs[0], pos, n)
+            em.emit(f"  {out} = arith.select {ok}, {bargs[-1]}, {fallback} : {elem}")
             return out
         return body
 
@@ -200,9 +191,7 @@ def lower_scatter(em, op, args, avals, params, result) -> str:
     updates = em.generic([(args[1], pos, line), (args[2], upd, line)], em.empty(upd), upd,
                          line, iterators(1), pick(fill_u, etype(upd)))
     column = ShapedArray((k, 1), pos.dtype)
-    indices = em.fresh()
-    em.emit(f"{indices} = tensor.expand_shape {positions} [[0, 1]] output_shape [{k}, 1] : "
-            f"{ttype(pos)} into {ttype(column)}")
+    indices = em.reshape(positions, pos, column)
     name, u, o = em.fresh(), em.fresh("u"), em.fresh("o")
     em.emit(f"{name} = iree_linalg_ext.scatter dimension_map = [0] unique_indices(false) "
             f"ins({updates}, {indices} : {ttype(upd)}, {ttype(column)}) "
@@ -216,6 +205,17 @@ def lower_scatter(em, op, args, avals, params, result) -> str:
     em.emit(f"  iree_linalg_ext.yield {new} : {etype(x)}")
     em.emit(f"}} -> {ttype(x)}")
     return name
+
+
+def _in_range(em: Emitter, p: str, pos: ShapedArray, n: int) -> str:
+    """0 <= p < n, for a position scalar `p` of `pos`'s dtype, inside a generic body."""
+    zero, top, ge, lt, ok = (em.fresh("s") for _ in range(5))
+    em.emit(f"  {zero} = arith.constant 0 : {etype(pos)}")
+    em.emit(f"  {top} = arith.constant {n} : {etype(pos)}")
+    em.emit(f"  {ge} = arith.cmpi sge, {p}, {zero} : {etype(pos)}")
+    em.emit(f"  {lt} = arith.cmpi slt, {p}, {top} : {etype(pos)}")
+    em.emit(f"  {ok} = arith.andi {ge}, {lt} : i1")
+    return ok
 
 
 def _scatter_fallback(em: Emitter, args: list[str], avals: list[ShapedArray],
@@ -234,12 +234,8 @@ def _scatter_fallback(em: Emitter, args: list[str], avals: list[ShapedArray],
     scalar = ShapedArray((), np.dtype(np.int32))
 
     def last_body(bargs, out):
-        zero, top, ge, lt, ok, k, ki, none, cand, best = (em.fresh("s") for _ in range(10))
-        em.emit(f"  {zero} = arith.constant 0 : {etype(pos)}")
-        em.emit(f"  {top} = arith.constant {x.shape[0]} : {etype(pos)}")
-        em.emit(f"  {ge} = arith.cmpi sge, {bargs[0]}, {zero} : {etype(pos)}")
-        em.emit(f"  {lt} = arith.cmpi slt, {bargs[0]}, {top} : {etype(pos)}")
-        em.emit(f"  {ok} = arith.andi {ge}, {lt} : i1")
+        ok = _in_range(em, bargs[0], pos, x.shape[0])
+        k, ki, none, cand, best = (em.fresh("s") for _ in range(5))
         em.emit(f"  {k} = linalg.index 0 : index")
         em.emit(f"  {ki} = arith.index_cast {k} : index to i32")
         em.emit(f"  {none} = arith.constant -1 : i32")

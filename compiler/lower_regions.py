@@ -249,42 +249,9 @@ def _scalar_chain(em: Emitter, members: list, scalars: dict) -> None:
                 template, [scalars[v] for v in op.operands], etype(op_avals[-1]), etype(res))
 
 
-def _flat(em: Emitter, name: str, aval: ShapedArray) -> str:
-    """`name` as a 1-D tensor (a reshape: no copy)."""
-    flat = ShapedArray((aval.size,), aval.dtype)
-    if aval.ndim == 1:
-        return name
-    out = em.fresh()
-    if aval.ndim == 0:
-        em.emit(f"{out} = tensor.expand_shape {name} [] output_shape [1] : {ttype(aval)} into "
-                f"{ttype(flat)}")
-    else:
-        em.emit(f"{out} = tensor.collapse_shape {name} [[{', '.join(map(str, range(aval.ndim)))}]]"
-                f" : {ttype(aval)} into {ttype(flat)}")
-    return out
-
-
-def _unflat(em: Emitter, name: str, aval: ShapedArray) -> str:
-    flat = ShapedArray((aval.size,), aval.dtype)
-    if aval.ndim == 1:
-        return name
-    out = em.fresh()
-    if aval.ndim == 0:
-        em.emit(f"{out} = tensor.collapse_shape {name} [] : {ttype(flat)} into {ttype(aval)}")
-    else:
-        em.emit(f"{out} = tensor.expand_shape {name} [[{', '.join(map(str, range(aval.ndim)))}]]"
-                f" output_shape [{', '.join(map(str, aval.shape))}] : {ttype(flat)} into "
-                f"{ttype(aval)}")
-    return out
-
-
 def _as_lanes(em: Emitter, name: str, aval: ShapedArray, rows: int, lanes: int) -> str:
     """`name` as a (rows, lanes) table, in row-major order (a reshape: no copy)."""
-    out = em.fresh()
-    em.emit(f"{out} = tensor.expand_shape {_flat(em, name, aval)} [[0, 1]] output_shape "
-            f"[{rows}, {lanes}] : {ttype(ShapedArray((aval.size,), aval.dtype))} into "
-            f"{ttype(ShapedArray((rows, lanes), aval.dtype))}")
-    return out
+    return em.reshape(name, aval, ShapedArray((rows, lanes), aval.dtype))
 
 
 def _from_lanes(em: Emitter, columns: list[str], aval: ShapedArray, rows: int,
@@ -294,16 +261,11 @@ def _from_lanes(em: Emitter, columns: list[str], aval: ShapedArray, rows: int,
     column = ShapedArray((rows, 1), aval.dtype)
     acc = em.empty(table)
     for j, col in enumerate(columns):
-        tall, new = em.fresh(), em.fresh()
-        em.emit(f"{tall} = tensor.expand_shape {col} [[0, 1]] output_shape [{rows}, 1] : "
-                f"{ttype(ShapedArray((rows,), aval.dtype))} into {ttype(column)}")
+        tall, new = em.reshape(col, ShapedArray((rows,), aval.dtype), column), em.fresh()
         em.emit(f"{new} = tensor.insert_slice {tall} into {acc}[0, {j}] [{rows}, 1] [1, 1] : "
                 f"{ttype(column)} into {ttype(table)}")
         acc = new
-    flat = em.fresh()
-    em.emit(f"{flat} = tensor.collapse_shape {acc} [[0, 1]] : {ttype(table)} into "
-            f"{ttype(ShapedArray((aval.size,), aval.dtype))}")
-    return _unflat(em, flat, aval)
+    return em.reshape(acc, table, aval)
 
 
 def lower_fusion(em, row, args, avals, params, result) -> str:

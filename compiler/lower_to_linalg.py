@@ -116,29 +116,7 @@ def lower_broadcast_in_dim(em, op, args, avals, params, result) -> str:
 
 
 def lower_reshape(em, op, args, avals, params, result) -> str:
-    """Collapse to 1-D, then expand: reassociative reshapes that IREE fuses across, where a
-    tensor.reshape would cut dispatch regions."""
-    (x,) = avals
-    value = args[0]
-    flat = ShapedArray((x.size,), x.dtype)
-    if x.ndim == 0 or result.ndim == 0:
-        name = em.fresh()
-        verb = "expand_shape" if x.ndim == 0 else "collapse_shape"
-        shape = f" output_shape [{', '.join(map(str, result.shape))}]" if x.ndim == 0 else ""
-        em.emit(f"{name} = tensor.{verb} {value} []{shape} : {ttype(x)} into {ttype(result)}")
-        return name
-    if x.ndim > 1:
-        name = em.fresh()
-        em.emit(f"{name} = tensor.collapse_shape {value} [{list(range(x.ndim))}] : "
-                f"{ttype(x)} into {ttype(flat)}")
-        value = name
-    if result.ndim > 1:
-        name = em.fresh()
-        em.emit(f"{name} = tensor.expand_shape {value} [{list(range(result.ndim))}] "
-                f"output_shape [{', '.join(map(str, result.shape))}] : {ttype(flat)} into "
-                f"{ttype(result)}")
-        value = name
-    return value
+    return em.reshape(args[0], avals[0], result)
 
 
 def lower_transpose(em, op, args, avals, params, result) -> str:
