@@ -15,6 +15,11 @@ IREE also writes in place into any function argument that reaches a tied op (an 
 scatter into it, directly or as a loop's initial carry; iree-org/iree#16168), so an argument
 the caller still owns gets an `ember.copy` before such a write. Values made inside the
 function are updated in place: IREE copies one only while its old value is still read.
+
+Every result owns its buffer: IREE returns an argument's buffer for a result that is the
+argument (or a reshape of it, or a branch or loop that may pass it through), and one buffer
+for a value returned twice. Such a result would change when the argument, or the other
+result, is later donated; it gets an `ember.copy`.
 """
 
 from __future__ import annotations
@@ -237,6 +242,70 @@ def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
                 use.owner.operation.operands[use.operand_number] = copy.results[0]
 
 
+def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
+    """The values whose buffer `value` may be, as IREE bufferizes: itself, or what it views
+    (a reshape's operand) or passes through (a branch's yields, a loop's initial and yielded
+    carries)."""
+    roots, seen, work = set(), set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        owner = v.owner
+        if isinstance(owner, mlir.Block):  # a block argument
+            loop = owner.owner.operation if owner.owner is not None else None
+            row = eir.opdef(loop) if loop is not None else None
+            if row not in (ops.FOR, ops.WHILE):
+                roots.add(v)  # the function's argument
+                continue
+            k = v.arg_number - (1 if row is ops.FOR and loop.regions[0].blocks[0] is owner
+                                else 0)
+            if k < 0:
+                roots.add(v)  # ember.for's induction variable
+                continue
+            work.extend(_passed_through(loop, k))
+            continue
+        op = owner.operation if hasattr(owner, "operation") else owner
+        row = eir.opdef(op)
+        if row is ops.RESHAPE:
+            work.append(op.operands[0])
+        elif row in (ops.IF, ops.CASE):
+            k = v.result_number
+            work.extend(list(r.blocks[0].operations)[-1].operation.operands[k]
+                        for r in op.regions)
+        elif row in (ops.FOR, ops.WHILE):
+            work.extend(_passed_through(op, v.result_number))
+        else:
+            roots.add(v)
+    return roots
+
+
+def _passed_through(loop: mlir.Operation, k: int) -> list[mlir.Value]:
+    """Carry k of a loop: its initial value and what the body yields for it."""
+    shift = 2 if eir.opdef(loop) is ops.FOR else 0
+    body_yield = list(loop.regions[-1].blocks[0].operations)[-1].operation
+    return [loop.operands[k + shift], body_yield.operands[k]]
+
+
+def own_results(func: mlir.Operation, attrs: list[dict]) -> None:
+    """A result whose buffer may be a kept argument's, or another result's, gets a copy."""
+    block = body(func)
+    ret = list(block.operations)[-1].operation
+    owner: dict[mlir.Value, int] = {}  # buffer root -> the result holding it (-1: the caller)
+    for i, arg in enumerate(block.arguments):
+        owner[arg] = mlir.IntegerAttr(attrs[i][ALIASED]).value if ALIASED in attrs[i] else (
+            -2 if DONATED in attrs[i] else -1)  # a donated argument's buffer is free to take
+    for k, value in enumerate(list(ret.operands)):
+        roots = _buffer_roots(value)
+        if all(owner.get(r, -2) in (-2, k) for r in roots):
+            owner.update((r, k) for r in roots)
+            continue
+        with mlir.InsertionPoint(ret), ret.location:
+            copy = eir.build(ops.COPY, [value], {}, (eir.aval_of(value),))
+        ret.operands[k] = copy.results[0]
+
+
 @dataclass(frozen=True)
 class Bufferize:
     name = "ember-bufferize"
@@ -272,3 +341,4 @@ class Bufferize:
             attrs[i][ALIASED] = mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), k)
         _set_arg_attrs(func, attrs)
         protect_arguments(func, attrs)
+        own_results(func, attrs)

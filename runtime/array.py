@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import iree.runtime as rt
@@ -26,10 +27,6 @@ _ELEMENT = {
     np.dtype(np.float32): rt.HalElementType.FLOAT_32,
     np.dtype(np.float64): rt.HalElementType.FLOAT_64,
 }
-# DLPack imports keep these element types exactly (others are copied).
-_ALIASABLE = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8,
-                                             np.int16, np.int32, np.int64, np.uint8,
-                                             np.uint16, np.uint32, np.uint64))
 _MEMORY = rt.MemoryType.DEVICE_LOCAL
 _USAGE = rt.BufferUsage.DEFAULT
 _HOST_VISIBLE = int(rt.MemoryType.HOST_VISIBLE)
@@ -52,7 +49,8 @@ class Array:
     """A device-resident array, and a future: `shape`/`dtype` never wait; reading values
     does. `_fence` is the work that produces it (None once known complete)."""
 
-    __slots__ = ("aval", "_buffer", "device", "_fence", "_producer", "_invalid", "__weakref__")
+    __slots__ = ("aval", "_buffer", "device", "_fence", "_producer", "_invalid", "_view",
+                 "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, aval: ShapedArray, buffer: rt.HalBufferView, device: _device.Device,
@@ -63,6 +61,7 @@ class Array:
         self._fence = fence
         self._producer = producer
         self._invalid: str | None = None  # why this array may no longer be used (donation)
+        self._view: weakref.ref[np.ndarray] | None = None  # np.asarray's view of the buffer
 
     # -- metadata, no waiting
     @property
@@ -95,7 +94,20 @@ class Array:
         return self._invalid is not None
 
     def _invalidate(self, why: str) -> None:
-        self._buffer, self._invalid = None, why
+        self._invalid, self._buffer = why, None  # in this order: see Executable's calls
+
+    def _donate(self, why: str) -> Array:
+        """Hand the buffer over to a call that writes into it; this array is invalid from
+        now on. A buffer NumPy still views (`np.asarray(a)` is a view) is copied first: the
+        view must keep its values."""
+        self._check_valid()
+        view = self._view() if self._view is not None else None
+        if view is not None:
+            moved = put(view, self.aval, self.device)
+        else:
+            moved = Array(self.aval, self._buffer, self.device, self._fence, self._producer)
+        self._invalidate(why)
+        return moved
 
     def _check_valid(self) -> None:
         if self._invalid is not None:
@@ -129,11 +141,17 @@ class Array:
         self.block_until_ready()  # raises for a donated array
         if self.size == 0:
             return np.zeros(self.shape, self.dtype)
+        view = self._view() if self._view is not None else None
+        if view is not None:
+            return view
         buffer = self._buffer.get_buffer()
-        if not buffer.memory_type() & _HOST_VISIBLE:  # GPU memory: copy through staging
+        mapped = buffer.memory_type() & _HOST_VISIBLE
+        if not mapped:  # GPU memory: copy through staging
             buffer = _staging_copy(self.device.hal, buffer)
         view = buffer.map().asarray(list(self.shape), self.dtype)  # keeps the buffer alive
         view.flags.writeable = False  # arrays are immutable
+        if mapped:
+            self._view = weakref.ref(view)
         return view
 
     def item(self) -> Any:
@@ -171,15 +189,11 @@ class Array:
         return format(self._to_numpy().item() if self.ndim == 0 else self._to_numpy(), spec)
 
 
-def put(value: np.ndarray, aval: ShapedArray, device: _device.Device,
-        alias: bool = False) -> Array:
-    """A host array in a device buffer: copied, or with `alias` (a call's NumPy argument)
-    imported without a copy when it is 64-byte aligned, as JAX does on the CPU. The caller
-    must not write an aliased array until the work reading it is done."""
+def put(value: np.ndarray, aval: ShapedArray, device: _device.Device) -> Array:
+    """A host array in a device buffer of its own, always a copy (as JAX copies): the caller
+    may write its array at any time, also while work reading the copy is queued, and no
+    result of a call can be its memory (a 16 MiB copy costs ~2 ms here)."""
     host = np.ascontiguousarray(value, dtype=aval.dtype).reshape(aval.shape)  # keeps 0-d
-    if (alias and device.platform == "cpu" and host.size and host.ctypes.data % 64 == 0
-            and aval.dtype in _ALIASABLE):
-        return Array(aval, device.hal.from_dlpack_capsule(host.__dlpack__()), device)
     if host.size == 0:
         host = np.zeros((1,), aval.dtype)  # IREE cannot allocate an empty copy source
     buffer = device.hal.allocator.allocate_buffer_copy(

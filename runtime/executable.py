@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 
@@ -72,41 +73,51 @@ class Executable:
         return self.call(args)
 
     def _call_async(self, args: Sequence[Array]) -> list[Array]:
-        inputs = _VariantList(self._n_in + 2)
-        pending = [a._fence for a in args if a._fence is not None]
-        for a in args:
-            if a._buffer is None:
-                a._check_valid()  # donated earlier: raises
-            inputs.push_ref(a._buffer)
-        inputs.push_ref(_READY if not pending else
-                        pending[0] if len(pending) == 1 else _Fence.join(pending))
-        # Calls may finish out of order: each signals a semaphore of its own.
-        signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
-        inputs.push_ref(signal)
-        self._last = signal
-        outputs = _VariantList(self._n_out)
+        slot = _slot()
+        slot.epoch += 1  # odd: this thread is between reading its arguments and submitting
         try:
+            inputs = _VariantList(self._n_in + 2)
+            pending = [a._fence for a in args if a._fence is not None]
+            for a in args:
+                buffer = a._buffer
+                if buffer is None:
+                    a._check_valid()  # donated earlier: raises
+                inputs.push_ref(buffer)
+            inputs.push_ref(_READY if not pending else
+                            pending[0] if len(pending) == 1 else _Fence.join(pending))
+            # Calls may finish out of order: each signals a semaphore of its own.
+            signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
+            inputs.push_ref(signal)
+            self._last = signal
+            outputs = _VariantList(self._n_out)
             with self._lock:
                 self._invoke(self._function, inputs, outputs)
         except RuntimeError as e:  # e.g. an input's producer failed
             raise self._failed(e) from None
+        finally:
+            slot.epoch += 1
         device, get, name = self.device, outputs.get_as_object, self.name
         return [Array(aval, get(i, _BufferView), device, signal, name) for i, aval in self._outs]
 
     def _call_inline(self, args: Sequence[Array]) -> list[Array]:
         """Synchronous ABI on local-sync: done on return. Inputs still being produced by
         worker threads are waited for first."""
-        inputs = _VariantList(self._n_in)
-        for a in args:
-            if a._fence is not None or a._buffer is None:
-                a.block_until_ready()  # a donated array raises
-            inputs.push_ref(a._buffer)
-        outputs = _VariantList(self._n_out)
+        slot = _slot()
+        slot.epoch += 1  # odd: this thread is reading its arguments
         try:
+            inputs = _VariantList(self._n_in)
+            for a in args:
+                buffer = a._buffer
+                if a._fence is not None or buffer is None:
+                    buffer = a.block_until_ready()._buffer  # a donated array raises
+                inputs.push_ref(buffer)
+            outputs = _VariantList(self._n_out)
             with self._lock:
                 self._invoke(self._function, inputs, outputs)
         except RuntimeError as e:
             raise self._failed(e) from None
+        finally:
+            slot.epoch += 1
         device, get = self.device, outputs.get_as_object
         return [Array(aval, get(i, _BufferView), device) for i, aval in self._outs]
 
@@ -117,9 +128,42 @@ class Executable:
 _PARALLEL: weakref.WeakSet[Executable] = weakref.WeakSet()
 
 
+class _Slot:
+    """A thread's call epoch: odd while the thread is inside a call (reading its arguments'
+    buffers, running inline or submitting to the workers)."""
+
+    __slots__ = ("epoch", "__weakref__")
+
+    def __init__(self) -> None:
+        self.epoch = 0
+
+
+_THREAD = threading.local()
+_SLOTS: weakref.WeakSet[_Slot] = weakref.WeakSet()  # one a thread, gone with the thread
+_SLOTS_LOCK = threading.Lock()
+
+
+def _slot() -> _Slot:
+    try:
+        return _THREAD.slot
+    except AttributeError:
+        slot = _THREAD.slot = _Slot()
+        with _SLOTS_LOCK:
+            _SLOTS.add(slot)
+        return slot
+
+
 def wait_for_readers() -> None:
-    """Wait for every call still running on worker threads. Before a call that writes into
-    a donated buffer: an earlier call may still be reading it (readers are not tracked)."""
+    """Wait until no call can still read a buffer about to be written in place (a donated
+    one, invalidated before this): calls other threads are inside now (inline ones run to
+    the end; a call that reads an argument after its invalidation raises instead), then the
+    work every call handed to the worker threads."""
+    me = _slot()
+    with _SLOTS_LOCK:
+        busy = [(s, s.epoch) for s in _SLOTS if s.epoch & 1 and s is not me]
+    for slot, epoch in busy:
+        while slot.epoch == epoch:
+            time.sleep(1e-5)
     for exe in list(_PARALLEL):
         if exe._last is not None:
             exe._last.wait()

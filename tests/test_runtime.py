@@ -148,27 +148,6 @@ def test_a_process_exits_cleanly_with_work_in_flight():
     assert res.stderr == ""
 
 
-def _aligned(n: int, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    raw = np.zeros(n * dtype.itemsize + 64, np.uint8)
-    start = (-raw.ctypes.data) % 64
-    return raw[start:start + n * dtype.itemsize].view(dtype)
-
-
-def test_aligned_numpy_arguments_are_imported_without_a_copy():
-    from ember.dialect.types import ShapedArray
-    from ember.runtime import Array, default, put
-
-    host = _aligned(4096, np.float32)
-    host[:] = np.arange(4096)
-    aval = ShapedArray((4096,), np.dtype(np.float32))
-    aliased = put(host, aval, default(), alias=True)
-    assert isinstance(aliased, Array) and np.shares_memory(np.asarray(aliased), host)
-    copied = put(host, aval, default())
-    assert not np.shares_memory(np.asarray(copied), host)
-    assert_close(ember.jit(lambda x: x * 2)(host), host * 2)
-
-
 def test_numpy_views_are_read_only_and_copies_only_when_asked():
     out = ember.jit(lambda x: x + 1)(np.arange(4, dtype=np.float32))
     view = np.asarray(out)

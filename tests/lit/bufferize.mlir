@@ -52,7 +52,8 @@ func.func @no_match(%x: tensor<4xf32> {ember.donated}) -> tensor<f32> {
 // CHECK-NOT: ember.ref_set
 // CHECK: %[[S:.*]] = "ember.sin"(%arg0)
 // CHECK: %[[A:.*]] = "ember.add"(%[[S]], %arg1)
-// CHECK: return %arg1, %[[A]]
+// CHECK: %[[W:.*]] = "ember.copy"(%arg1)
+// CHECK: return %[[W]], %[[A]]
 func.func @ref(%r: !ember.ref<tensor<3xf32>>, %w: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "ember.ref_get"(%r) : (!ember.ref<tensor<3xf32>>) -> tensor<3xf32>
   %1 = "ember.sin"(%0) : (tensor<3xf32>) -> tensor<3xf32>
@@ -101,4 +102,41 @@ func.func @no_copy(%x: tensor<8xf32> {ember.donated}, %y: tensor<8xf32>, %u: ten
   %1 = "ember.exp"(%y) : (tensor<8xf32>) -> tensor<8xf32>
   %2 = "ember.dynamic_update_slice"(%1, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
   return %0, %2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// Every result owns its buffer: a kept argument returned (or a reshape of it), or one value
+// returned twice, is copied; IREE would hand out the same buffer.
+// CHECK-LABEL: func.func @returned_argument
+// CHECK: %[[R:.*]] = "ember.reshape"(%arg0)
+// CHECK: %[[E:.*]] = "ember.exp"(%arg0)
+// CHECK: %[[C0:.*]] = "ember.copy"(%[[R]])
+// CHECK: %[[C1:.*]] = "ember.copy"(%[[E]])
+// CHECK: return %[[C0]], %[[E]], %[[C1]]
+func.func @returned_argument(%x: tensor<8xf32>) -> (tensor<2x4xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0 = "ember.reshape"(%x) : (tensor<8xf32>) -> tensor<2x4xf32>
+  %1 = "ember.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0, %1, %1 : tensor<2x4xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// Through control flow: a branch may yield the argument itself.
+// CHECK-LABEL: func.func @returned_through_a_branch
+// CHECK: %[[I:.*]] = "ember.if"
+// CHECK: "ember.copy"(%[[I]])
+func.func @returned_through_a_branch(%p: tensor<i1>, %x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = "ember.if"(%p) ({
+    "ember.yield"(%x) : (tensor<8xf32>) -> ()
+  }, {
+    %1 = "ember.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+    "ember.yield"(%1) : (tensor<8xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// Must not fire: a donated argument returned as it is, values made inside returned once.
+// CHECK-LABEL: func.func @owned_results
+// CHECK-NOT: ember.copy
+// CHECK: return
+func.func @owned_results(%x: tensor<8xf32> {ember.donated}, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = "ember.exp"(%y) : (tensor<8xf32>) -> tensor<8xf32>
+  return %x, %0 : tensor<8xf32>, tensor<8xf32>
 }

@@ -89,7 +89,10 @@ def check_distinct(fun_name: str, leaves: Sequence[Any], mask: Sequence[bool],
                                  f"(x.copy() or jnp.array(x)).")
 
 
-def invalidate(leaves: Sequence[Any], mask: Sequence[bool], fun_name: str) -> None:
-    for leaf, donated in zip(leaves, mask, strict=True):
-        if donated and type(leaf) is Array:
-            leaf._invalidate(f"it was donated to {fun_name}")
+def take(leaves: Sequence[Any], mask: Sequence[bool], fun_name: str) -> list[Any]:
+    """The leaves to pass: each donated array's buffer moves to a new Array for the call,
+    and the donated one is invalid before the call starts (a call on another thread that
+    reads it afterwards raises rather than read a buffer being overwritten)."""
+    why = f"it was donated to {fun_name}"
+    return [leaf._donate(why) if donated and type(leaf) is Array else leaf
+            for leaf, donated in zip(leaves, mask, strict=True)]

@@ -564,22 +564,18 @@ class Compiled:
         arrays are waited for (no call may still read them) and invalid afterwards."""
         name, mask = self.lowered.name, self._donated
         donation.check_distinct(name, leaves, mask, self._paths)
-        arrays = [x if type(x) is Array else
-                  put(np.asarray(x), aval, device) if donated else _put(x, aval, device)
-                  for x, aval, donated in zip(leaves, self.cache_key.in_avals, mask,
-                                              strict=True)]
-        wait_for_readers()
-        try:
-            return self._call(arrays) if flat else self.call_arrays(arrays)
-        finally:
-            donation.invalidate(leaves, mask, name)
+        arrays = donation.take(leaves, mask, name)  # donated arrays are invalid from here
+        arrays = [x if type(x) is Array else _put(x, aval, device)
+                  for x, aval in zip(arrays, self.cache_key.in_avals, strict=True)]
+        wait_for_readers()  # no call still reads what this one overwrites
+        return self._call(arrays) if flat else self.call_arrays(arrays)
 
 
 def _put(x: Any, aval: ShapedArray, device) -> Array:
     if isinstance(x, ShapeDtypeStruct):
         raise TypeError(f"a jitted function requires arrays to run, got {x!r} (a "
                         f"ShapeDtypeStruct has no data; use .trace/.lower/eval_shape)")
-    return put(np.asarray(x), aval, device, alias=True)
+    return put(np.asarray(x), aval, device)
 
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,128 @@
+"""No result shares memory the caller can still write, and no call reads a buffer another
+call overwrites: every way host memory enters (aligned, unaligned, read-only, strided views,
+NumPy views of results), results that would be an argument or each other, donation racing
+readers on other threads."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ember
+import ember.numpy as jnp
+from ember import lax
+from helpers import assert_close
+
+wipe = ember.jit(lambda a: a * 0 - 1, donate_argnums=0)  # writes into its argument
+
+
+def _aligned(n: int, offset: int = 0) -> np.ndarray:
+    raw = np.zeros(n * 4 + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start:start + n * 4].view(np.float32)
+
+
+def _strided(n: int) -> np.ndarray:
+    return np.zeros(2 * n, np.float32)[::2]
+
+
+def _read_only(n: int) -> np.ndarray:
+    a = _aligned(n)
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("make", [_aligned, lambda n: _aligned(n, 4), _strided, _read_only],
+                         ids=["aligned", "unaligned", "strided", "read-only"])
+@pytest.mark.parametrize("n", [16, 1 << 16])  # an inline call and a worker-thread one
+def test_host_arguments_are_copied_in(make, n):
+    host = make(n)
+    if host.flags.writeable:
+        host[:] = np.arange(n)
+    expected = np.array(host)
+    ident, double = ember.jit(lambda x: x)(host), ember.jit(lambda x: x * 2)(host)
+    if host.flags.writeable:
+        host[:] = 5  # the caller writes at once, before the work may have run
+    assert_close(ident, expected)
+    assert_close(double, expected * 2)
+    assert not np.shares_memory(np.asarray(ident), host)
+    wipe(ident)  # writing into the result leaves the caller's array alone
+    assert (host == 5).all() if host.flags.writeable else (host == expected).all()
+
+
+RETURNS = {
+    "identity": lambda x: x,
+    "reshape": lambda x: x.reshape(4, 4),
+    "twice": lambda x: (lambda y: (y, y))(x * 2),
+    "twice-reshaped": lambda x: (lambda y: (y, y.reshape(4, 4)))(x * 2),
+    "cond": lambda x: lax.cond(x[0] < 1, lambda: x, lambda: x * 2),
+    "while": lambda x: lax.while_loop(lambda c: c[0] > 100, lambda c: c * 2, x),
+    "fori": lambda x: lax.fori_loop(0, x[0].astype(int), lambda i, c: c * 2, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RETURNS))
+def test_every_result_owns_its_buffer(name):
+    """Donating a result must change no argument and no other result."""
+    x = jnp.arange(16.0)
+    outs = ember.jit(RETURNS[name])(x)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    before = [np.array(o) for o in (x, *outs)]
+    wipe(outs[0])
+    for value, expected in zip((x, *outs[1:]), [before[0], *before[2:]], strict=True):
+        assert_close(value, expected)
+
+
+def test_a_donated_result_is_still_written_in_place():
+    """The copies are for kept buffers only: a donated argument still holds its result."""
+    f = ember.jit(lambda x: x * 2, donate_argnums=0)
+    x = jnp.arange(1 << 16, dtype=jnp.float32)
+    before = x._buffer.get_buffer().ref
+    out = f(x)
+    assert out._buffer.get_buffer().ref == before
+    assert "ember.copy" not in f.lower(jnp.zeros(4)).as_text()
+
+
+def test_a_numpy_view_keeps_its_values_when_the_array_is_donated():
+    x = jnp.arange(16.0)
+    view = np.asarray(x)
+    out = wipe(x)
+    assert_close(view, np.arange(16.0, dtype=np.float32))
+    assert_close(out, np.full(16, -1.0, np.float32))
+    with pytest.raises(RuntimeError, match="donated"):
+        np.asarray(x)
+
+
+def test_an_array_no_view_holds_is_donated_without_a_copy():
+    x = jnp.arange(1 << 16, dtype=jnp.float32)
+    np.asarray(x)  # a view, dropped at once
+    before = x._buffer.get_buffer().ref
+    assert ember.jit(lambda a: a + 1, donate_argnums=0)(x)._buffer.get_buffer().ref == before
+
+
+def test_a_donation_waits_for_readers_on_other_threads():
+    """Another thread sums x in a loop of small (inline) calls while x is donated: each sum
+    is whole, or the read raises because x is gone (never a half-overwritten buffer)."""
+    total = ember.jit(lambda x: x.sum())
+    corrupt = 0
+    for _ in range(40):
+        x = jnp.ones(4096)
+        sums, started = [], threading.Event()
+
+        def reader(x=x, sums=sums, started=started):
+            started.set()
+            try:
+                while True:
+                    sums.append(float(total(x)))
+            except RuntimeError as e:
+                assert "donated" in str(e)
+
+        t = threading.Thread(target=reader)
+        t.start()
+        started.wait()
+        time.sleep(0.001)
+        wipe(x)
+        t.join(timeout=60)
+        corrupt += any(s != 4096.0 for s in sums)
+    assert corrupt == 0
