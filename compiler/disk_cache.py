@@ -2,24 +2,36 @@
 decides their bytes.
 
 A cached module is native code, so the cache trusts only a private directory (0700, owned by
-this user) and entries nobody else can write. Each entry carries a checksum of its payload;
-a corrupt, truncated or foreign entry is dropped with a warning and recompiled. Writes go to
-a temporary file and are renamed into place, so concurrent writers never expose half a file.
+this user) and entries nobody else can write. An entry holds the digest of its full key and
+a checksum of key and payload together: an entry renamed, swapped or linked to another key's
+name is refused on load, as are corrupt and truncated ones (all dropped with a warning and
+recompiled). Entries are read only from regular files (not symlinks, FIFOs or devices).
+Writes go to a temporary file and are renamed into place, so concurrent writers never
+expose half a file. Eviction and `clear` touch only the files this cache names: entries
+(`<digest>.vmfb`), key sidecars (`<digest>.key.json`) and temporary files left by a killed
+writer; a read-only cache is used as it is.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-MAGIC = b"EMBER-VMFB-1\n"
+MAGIC = b"EMBER-VMFB-2\n"
 _DIGEST = hashlib.sha256().digest_size
+_HEADER = len(MAGIC) + 2 * _DIGEST
+_OURS = re.compile(r"[0-9a-f]{64}\.(vmfb|key\.json)")
+_TMP = ".tmp-"
+STALE_TMP_SECONDS = 3600  # a writer renames its file within seconds; older ones were killed
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,7 @@ class DiskCache:
         self.root = Path(root).expanduser()
         self.max_bytes = max_bytes
         self.usable = self._prepare()
+        self._write_warned = False
 
     # -- safety
     def _prepare(self) -> bool:
@@ -72,13 +85,17 @@ class DiskCache:
             return False
         return True
 
-    def _trusted(self, path: Path) -> bool:
-        st = path.stat()
-        if st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            warnings.warn(f"ember compilation cache refused {path}: owned by another user or "
-                          f"writable by others", CacheWarning, stacklevel=4)
-            return False
-        return True
+    def _read(self, path: Path) -> bytes | str:
+        """The bytes of an entry this cache can trust, or why not (FileNotFoundError if
+        there is none). Opened without following links and without blocking (a FIFO)."""
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return "not a regular file"
+            if st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return "owned by another user or writable by others"
+            return f.read()
 
     # -- entries
     def _entry(self, key: CacheKey) -> Path:
@@ -93,26 +110,37 @@ class DiskCache:
             return None, "the cache directory is unusable"
         path = self._entry(key)
         try:
-            if not self._trusted(path):
-                return None, f"{path.name} is not trusted"
-            data = path.read_bytes()
+            data = self._read(path)
         except FileNotFoundError:
             return None, self._why_missing(key)
         except OSError as e:
-            return None, f"{path.name} could not be read ({e})"
-        payload = _unpack(data)
-        if payload is None:
-            warnings.warn(f"ember compilation cache: {path} is corrupt or not Ember's; "
-                          f"ignoring and replacing it", CacheWarning, stacklevel=3)
-            path.unlink(missing_ok=True)
-            return None, f"{path.name} was corrupt"
-        os.utime(path)  # recently used: last to be evicted
+            data = "a symbolic link" if e.errno == errno.ELOOP else f"unreadable ({e})"
+        payload = data if isinstance(data, str) else _unpack(data, key)
+        if isinstance(payload, str):
+            self.discard(key, payload)
+            return None, f"{path.name} was refused ({payload})"
+        try:
+            os.utime(path)  # recently used: last to be evicted
+        except OSError:  # a read-only cache (a container image) is used as it is
+            pass
         return payload, ""
+
+    def discard(self, key: CacheKey, why: str) -> None:
+        """Drop an entry that cannot be used (refused, or IREE cannot load it): it is
+        recompiled and written again."""
+        path = self._entry(key)
+        warnings.warn(f"ember compilation cache: ignoring and replacing {path} ({why})",
+                      CacheWarning, stacklevel=3)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
     def _why_missing(self, key: CacheKey) -> str:
         try:
-            before = json.loads(self._sidecar(key).read_text())
-        except (OSError, ValueError):
+            before = json.loads(self._read(self._sidecar(key)))
+            assert isinstance(before, dict)
+        except (OSError, ValueError, TypeError, AssertionError):
             return "this program was never compiled with this cache"
         now = key.summary()
         changed = [f"{n} now {now.get(n)!r} and before {before.get(n)!r}"
@@ -122,47 +150,71 @@ class DiskCache:
     def put(self, key: CacheKey, payload: bytes) -> None:
         if not self.usable:
             return
-        data = MAGIC + hashlib.sha256(payload).digest() + payload
+        owner = bytes.fromhex(key.digest)
+        data = MAGIC + owner + hashlib.sha256(owner + payload).digest() + payload
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it may have been removed
             _atomic_write(self.root, self._entry(key), data)
             _atomic_write(self.root, self._sidecar(key), json.dumps(key.summary()).encode())
             self._evict()
-        except OSError as e:  # a full disk or a vanished directory costs a compile, no more
-            warnings.warn(f"ember compilation cache could not write to {self.root} ({e})",
-                          CacheWarning, stacklevel=3)
+        except OSError as e:  # a full disk, a read-only or vanished directory: a compile
+            if not self._write_warned:
+                self._write_warned = True
+                warnings.warn(f"ember compilation cache could not write to {self.root} ({e})"
+                              f"; compiled code is not kept (said once)", CacheWarning,
+                              stacklevel=3)
 
-    def _evict(self) -> None:
-        """Least recently used entries go first until the cache fits its size cap."""
-        entries = []
-        for p in self.root.glob("*.vmfb"):
+    def _files(self) -> list[tuple[float, int, Path]]:
+        """(last use, size, path) of every file this cache wrote: entries, key sidecars and
+        temporary files a killed writer left (those only once stale)."""
+        files, now = [], time.time()
+        for p in self.root.iterdir():
+            ours = _OURS.fullmatch(p.name)
+            if not ours and not p.name.startswith(_TMP):
+                continue
             try:
-                st = p.stat()
+                st = p.lstat()
             except FileNotFoundError:  # another process evicted it
                 continue
-            entries.append((st.st_mtime, st.st_size, p))
-        total = sum(size for _, size, _ in entries)
-        for _, size, path in sorted(entries, key=lambda e: e[0]):
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if ours is None and now - st.st_mtime < STALE_TMP_SECONDS:
+                continue  # another process is writing it
+            files.append((st.st_mtime if ours else 0.0, st.st_size, p))
+        return files
+
+    def _evict(self) -> None:
+        """Least recently used files go first (stale temporary files before all) until the
+        cache fits its size cap."""
+        files = self._files()
+        total = sum(size for _, size, _ in files)
+        for _, size, path in sorted(files, key=lambda e: e[0]):
             if total <= self.max_bytes:
                 break
             path.unlink(missing_ok=True)
             total -= size
 
     def clear(self) -> None:
-        for p in self.root.glob("*"):
-            p.unlink(missing_ok=True)
+        """Remove what this cache wrote; other files in the directory stay."""
+        for _, _, path in self._files():
+            path.unlink(missing_ok=True)
 
 
-def _unpack(data: bytes) -> bytes | None:
-    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + _DIGEST:
-        return None
-    digest = data[len(MAGIC):len(MAGIC) + _DIGEST]
-    payload = data[len(MAGIC) + _DIGEST:]
-    return payload if hashlib.sha256(payload).digest() == digest else None
+def _unpack(data: bytes, key: CacheKey) -> bytes | str:
+    """The payload of an entry written for `key`, or why the bytes are not one."""
+    if not data.startswith(MAGIC) or len(data) < _HEADER:
+        return "not an Ember cache entry, or truncated"
+    owner = data[len(MAGIC):len(MAGIC) + _DIGEST]
+    digest, payload = data[len(MAGIC) + _DIGEST:_HEADER], data[_HEADER:]
+    if hashlib.sha256(owner + payload).digest() != digest:
+        return "corrupt: its checksum does not match"
+    if owner != bytes.fromhex(key.digest):
+        return "written for another key (swapped or linked)"
+    return payload
 
 
 def _atomic_write(root: Path, path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=".tmp-")
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=_TMP)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

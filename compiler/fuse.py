@@ -34,26 +34,32 @@ def _joinable(op: mlir.Operation, domain: tuple[int, ...]) -> bool:
     return row.has(Trait.ELEMENTWISE) or row is ops.BROADCAST_IN_DIM
 
 
-def _group(root: mlir.Operation, block: mlir.Block, claimed: set) -> list[mlir.Operation]:
-    """The root and the producers that join it, in block order."""
+def _group(root: mlir.Operation, block: mlir.Block, claimed: set,
+           order: dict[mlir.Operation, int]) -> list[mlir.Operation]:
+    """The root and the producers that join it, in block order. A producer joins once all
+    its users have joined (a count of its uses outside, less one as each joins), so each
+    member's operands are looked at once: linear in the group's size, also for a constant
+    that a thousand members share."""
     row = eir.opdef(root)
     domain = _shape(root.operands[0] if row.has(Trait.REDUCTION) else root.results[0])
-    members = {root}
-    changed = True
-    while changed:  # a producer joins once all its users have joined
-        changed = False
-        for member in list(members):
-            if eir.opdef(member) is ops.BROADCAST_IN_DIM:
-                continue  # its operand is an input of the group, read with a broadcast map
-            for value in member.operands:
-                p = producer(value)
-                if (p is None or p in members or p in claimed or p.block != block
-                        or not _joinable(p, domain)):
-                    continue
-                if all(use.owner.operation in members for r in p.results for use in r.uses):
-                    members.add(p)
-                    changed = True
-    return [op.operation for op in block.operations if op.operation in members]
+    members, work = {root}, [root]
+    unjoined: dict[mlir.Operation, int] = {}  # producer -> its uses outside the group
+    while work:
+        member = work.pop()
+        if eir.opdef(member) is ops.BROADCAST_IN_DIM:
+            continue  # its operand is an input of the group, read with a broadcast map
+        for value in member.operands:  # each a use of its producer by a member
+            p = producer(value)
+            if (p is None or p in members or p in claimed or p not in order
+                    or not _joinable(p, domain)):
+                continue
+            if p not in unjoined:
+                unjoined[p] = sum(1 for r in p.results for _ in r.uses)
+            unjoined[p] -= 1
+            if unjoined[p] == 0:
+                members.add(p)
+                work.append(p)
+    return sorted(members, key=order.__getitem__)
 
 
 def _feeds_reduction(root: mlir.Operation) -> bool:
@@ -68,11 +74,12 @@ def _outline(group: list[mlir.Operation]) -> None:
     """Move `group` into the region of a new ember.fusion that replaces its root."""
     root = group[-1]
     members = set(group)
-    inputs: list[mlir.Value] = []
+    inputs: dict[mlir.Value, None] = {}  # ordered, without repeats
     for op in group:
         for v in op.operands:
-            if producer(v) not in members and v not in inputs:
-                inputs.append(v)
+            if producer(v) not in members:
+                inputs.setdefault(v)
+    inputs = list(inputs)
     result = eir.aval_of(root.results[0])
     with mlir.InsertionPoint(root), root.location:
         fusion = eir.build(ops.FUSION, inputs, {"results": (result,)}, (result,), regions=1)
@@ -105,14 +112,16 @@ def fuse_block(block: mlir.Block, in_loop: bool = False) -> int:
                 made += fuse_block(inner, in_loop or row in (ops.FOR, ops.WHILE))
     claimed: set = set()
     groups = []
-    for op in reversed([o.operation for o in block.operations]):
+    block_ops = [o.operation for o in block.operations]
+    order = {op: i for i, op in enumerate(block_ops)}  # also: which ops are in this block
+    for op in reversed(block_ops):
         row = eir.opdef(op)
         if op in claimed or row is None or not (row.has(Trait.ELEMENTWISE)
                                                  or row.has(Trait.REDUCTION)):
             continue
         if in_loop and not _shape(op.results[0]):
             continue
-        group = _group(op, block, claimed)
+        group = _group(op, block, claimed, order)
         claimed.update(group)
         if sum(eir.opdef(m) is not ops.CONSTANT for m in group) >= 2 and not _feeds_reduction(op):
             groups.append(group)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
+import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -74,6 +76,17 @@ def _global_init() -> None:
 
 
 _local = threading.local()
+_forked = False  # this process was forked after the compiler library started
+
+
+def _after_fork_in_child() -> None:
+    """The compiler library's threads do not survive a fork, and a compile in the child
+    would wait for them forever: the child compiles in a fresh iree-compile process."""
+    global _forked
+    _forked = _forked or _initialized
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _session(target: Target) -> api.Session:
@@ -103,6 +116,10 @@ def target(name: str) -> Target:
         raise ValueError(f"compile target requires one of {choices}, optionally with an "
                          f"architecture (cpu:x86-64-v3, cuda:sm_90, rocm:gfx90a), got {name!r}")
     if kind in TARGETS:
+        if colon and arch != "host" and arch not in _known_cpus():
+            raise ValueError(f"compile target {name!r} requires a CPU LLVM knows for this "
+                             f"machine's architecture: host or one of "
+                             f"{', '.join(_known_cpus())}; got {arch!r}")
         flags = tuple(f"--iree-llvmcpu-target-cpu={arch}"
                       if f.startswith("--iree-llvmcpu-target-cpu=") else f
                       for f in TARGETS[kind].flags)
@@ -112,6 +129,38 @@ def target(name: str) -> Target:
     # Vulkan devices seldom have float64; CUDA and ROCm compute it natively.
     f64 = () if kind == "vulkan" else (_KEEP_F64,)
     return Target(f"{kind}:{arch}", (device, arch_flag.format(arch), *f64))
+
+
+@functools.cache
+def _known_cpus() -> tuple[str, ...]:
+    """The CPU names LLVM accepts for this machine's architecture. Asked of iree-compile in
+    a child process: an unknown name makes LLVM exit the process it runs in."""
+    from iree.compiler.tools.binaries import find_tool
+
+    flags = [f for f in _CPU.flags if not f.startswith("--iree-llvmcpu-target-cpu=")]
+    res = subprocess.run([find_tool("iree-compile"), "--compile-to=preprocessing", *flags,
+                          "--iree-llvmcpu-target-cpu=help", "-"], input=_PROBE.encode(),
+                         capture_output=True, timeout=120)
+    listed = re.search(rb"List of accepted CPUs: (.*)", res.stdout + res.stderr)
+    if listed is None:
+        raise CompileError("iree-compile did not list the CPUs it accepts",
+                           (res.stdout + res.stderr).decode(errors="replace"), "")
+    return tuple(listed.group(1).decode().strip().split(", "))
+
+
+_PROBE = "func.func @probe(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }"
+
+
+@functools.cache
+def cpu_features(tgt: Target) -> tuple[str, frozenset[str]]:
+    """The CPU a CPU target compiles for, as LLVM resolves it ("host" is this machine's:
+    `znver4`), and the instruction-set features its code may use."""
+    ir = compile_to_phase(_PROBE, tgt, "preprocessing")
+    found = re.search(r'cpu = "([^"]*)", cpu_features = "([^"]*)"', ir)
+    if found is None:
+        raise CompileError(f"IREE did not say which CPU target {tgt.name} compiles for", ir,
+                           "")
+    return found.group(1), frozenset(f for f in found.group(2).split(",") if f.startswith("+"))
 
 
 def platform(target_name: str) -> str:
@@ -131,6 +180,8 @@ def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None
 
 def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     """Compile MLIR text to VM bytecode; on failure raise CompileError with diagnostics."""
+    if _forked:
+        return _compile_in_a_process(text, tgt, name)
     inv = _compile(text, tgt, diagnostics=False)
     if inv is None:
         raise CompileError(f"IREE failed to compile {name} for target {tgt.name}",
@@ -138,6 +189,17 @@ def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     out = api.Output.open_membuffer()
     inv.output_vm_bytecode(out)
     return bytes(out.map_memory())
+
+
+def _compile_in_a_process(text: str, tgt: Target, name: str) -> bytes:
+    from iree.compiler.tools.binaries import find_tool
+
+    res = subprocess.run([find_tool("iree-compile"), *tgt.flags, *GLOBAL_FLAGS, "-", "-o", "-"],
+                         input=text.encode(), capture_output=True)
+    if res.returncode:
+        raise CompileError(f"IREE failed to compile {name} for target {tgt.name}",
+                           res.stderr.decode(errors="replace"), _save(text, name))
+    return res.stdout
 
 
 def compile_to_phase(text: str, tgt: Target, phase: str) -> str:

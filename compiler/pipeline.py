@@ -107,6 +107,10 @@ def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> CacheKey:
     """The persistent-cache key: every input that decides the compiled bytes, by name."""
     tgt = iree_driver.target(target)
     ember, iree = _versions()
+    cpu = ()
+    if iree_driver.platform(tgt.name) == "cpu":  # "host" compiles for this machine's CPU
+        name, features = iree_driver.cpu_features(tgt)
+        cpu = (("cpu", f"{name} {','.join(sorted(features))}"),)
     return CacheKey((
         ("ir", ember_text),
         ("abi", abi),
@@ -115,4 +119,5 @@ def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> CacheKey:
         ("iree_version", iree),
         ("target", tgt.name),
         ("flags", " ".join(tgt.flags + iree_driver.GLOBAL_FLAGS)),
+        *cpu,
     ))

@@ -96,6 +96,10 @@ class Array:
     def _invalidate(self, why: str) -> None:
         self._invalid, self._buffer = why, None  # in this order: see Executable's calls
 
+    def _copy(self) -> Array:
+        """The same values in a buffer of their own."""
+        return put(self._to_numpy(), self.aval, self.device)
+
     def _donate(self, why: str) -> Array:
         """Hand the buffer over to a call that writes into it; this array is invalid from
         now on. A buffer NumPy still views (`np.asarray(a)` is a view) is copied first: the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -43,9 +44,31 @@ def _immortal(obj):
     return obj
 
 
+_THREADED = frozenset({"local-task"})  # drivers that run work on threads of their own
+_started: set[str] = set()
+
+
 @functools.cache
 def _hal_device(driver: str) -> rt.HalDevice:
+    _started.add(driver)
     return _immortal(rt.get_driver(driver).create_default_device())
+
+
+# Whether this process was forked after a threaded device started: the child has the device
+# but not its worker threads, and work submitted to it would never run.
+threads_lost = False
+
+
+def lost_in_fork() -> bool:
+    return threads_lost
+
+
+def _after_fork_in_child() -> None:
+    global threads_lost
+    threads_lost = threads_lost or bool(_started & _THREADED)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 DebugHandler = Callable[[str, Sequence[rt.HalBufferView]], None]
@@ -88,7 +111,10 @@ class Device:
         return _hal_device(self.drivers[0])
 
     def hal_for(self, parallel: bool) -> tuple[rt.HalDevice, rt.VmModule]:
-        driver = self.drivers[0] if parallel or len(self.drivers) == 1 else self.drivers[1]
+        """The device (and its HAL module) that runs a module: in a process forked after
+        the worker threads started, every module runs inline (the threads are gone)."""
+        inline = not parallel or lost_in_fork()
+        driver = self.drivers[1] if inline and len(self.drivers) > 1 else self.drivers[0]
         return _hal_device(driver), _hal_module(driver)
 
     def __repr__(self) -> str:

@@ -8,11 +8,12 @@ import weakref
 from collections.abc import Sequence
 
 import iree.runtime as rt
+import numpy as np
 
 from ember.dialect.types import ShapedArray
 
 from . import device as _device
-from .array import Array
+from .array import _ELEMENT, _HOST_VISIBLE, Array
 
 # Below this many elements in its largest argument or result, a module runs on the calling
 # thread (local-sync, ~3 us per call); above, on the worker threads (local-task, ~45 us to
@@ -34,6 +35,33 @@ def entry_name(module: rt.VmModule) -> str:
     return next(n for n in module.function_names if not n.startswith("__"))
 
 
+def _span(view: rt.HalBufferView) -> tuple[int, int] | None:
+    """The host address range of a buffer (None: device memory, or empty)."""
+    buffer = view.get_buffer()
+    if not buffer.memory_type() & _HOST_VISIBLE or not view.byte_length:
+        return None
+    start = buffer.map().asarray([1], np.dtype(np.uint8)).ctypes.data
+    return start, start + view.byte_length
+
+
+def _result_elements(dtype) -> tuple[int, ...]:
+    """The HAL element types a module's result of `dtype` may have: integers are signless,
+    unless the result is an argument's buffer (Ember makes those signed or unsigned)."""
+    exact = int(_ELEMENT[dtype])
+    if dtype.kind in "iu":
+        return int(rt.HalElementType.INT_8) & ~0xFF | dtype.itemsize * 8, exact
+    return (exact,)
+
+
+def unloadable(vmfb: bytes) -> str:
+    """Why IREE cannot load `vmfb` as an Ember module ("" when it can)."""
+    try:
+        entry_name(rt.VmModule.copy_buffer(_device.instance(), vmfb))
+    except (RuntimeError, ValueError, StopIteration) as e:
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+    return ""
+
+
 class Executable:
     """A `.vmfb` loaded on one device.
 
@@ -45,10 +73,11 @@ class Executable:
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_invoke",
                  "_function", "_n_in", "_n_out", "_hal", "_lock", "_outs", "_last",
-                 "__weakref__")
+                 "_tied", "_shared", "_module", "_forked", "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
-                 out_avals: Sequence[ShapedArray], name: str = ""):
+                 out_avals: Sequence[ShapedArray], name: str = "",
+                 tied: Sequence[int] = ()):
         self.vmfb = vmfb
         self.device = device
         self.name = name
@@ -57,22 +86,39 @@ class Executable:
         self._function = module.lookup_function(entry_name(module))
         # The module says which ABI it was compiled with (compilation.target_for chose it).
         self.parallel = self._function.reflection.get("iree.abi.model") == "coarse-fences"
-        hal, hal_module = device.hal_for(self.parallel)
-        self._invoke = rt.VmContext(_device.instance(), modules=[hal_module, module]).invoke
+        self._module = module
+        self._bind()
         self._n_in, self._n_out = len(in_avals), len(self.out_avals)
-        self._outs = tuple(enumerate(self.out_avals))
-        self._hal = hal
+        # What each result must be: a module (a cache entry, a loaded file) may not be what
+        # it claims, and an Array read at a claimed size would read past its buffer.
+        self._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
+                           for i, a in enumerate(self.out_avals))
         self._lock = threading.Lock()  # a VM context runs one invocation at a time
         # `call(args) -> [Array]`, the dispatch fast path, bound once to the right ABI.
         self.call = self._call_async if self.parallel else self._call_inline
         self._last: rt.HalFence | None = None  # the latest call's completion
+        # Results that share an argument's or an earlier result's memory, found at the first
+        # call (None: not yet called), are copied: a result must own its buffer, or donating
+        # it would change the other. Arguments in `tied` (donated, refs written in place)
+        # hold their results by design.
+        self._tied = frozenset(tied)
+        self._shared: frozenset[int] | None = None
         if self.parallel:
             _PARALLEL.add(self)
+
+    def _bind(self) -> None:
+        """A VM context on the device that runs this module (see Device.hal_for)."""
+        self._hal, hal_module = self.device.hal_for(self.parallel)
+        self._invoke = rt.VmContext(_device.instance(), modules=[hal_module, self._module]).invoke
+        self._forked = _device.lost_in_fork()
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         return self.call(args)
 
     def _call_async(self, args: Sequence[Array]) -> list[Array]:
+        if _device.threads_lost and not self._forked:  # forked since bound: run inline now
+            self._bind()
+            self._last = None  # the parent's work is gone with its threads
         slot = _slot()
         slot.epoch += 1  # odd: this thread is between reading its arguments and submitting
         try:
@@ -96,8 +142,7 @@ class Executable:
             raise self._failed(e) from None
         finally:
             slot.epoch += 1
-        device, get, name = self.device, outputs.get_as_object, self.name
-        return [Array(aval, get(i, _BufferView), device, signal, name) for i, aval in self._outs]
+        return self._results(args, outputs, signal)
 
     def _call_inline(self, args: Sequence[Array]) -> list[Array]:
         """Synchronous ABI on local-sync: done on return. Inputs still being produced by
@@ -118,8 +163,51 @@ class Executable:
             raise self._failed(e) from None
         finally:
             slot.epoch += 1
-        device, get = self.device, outputs.get_as_object
-        return [Array(aval, get(i, _BufferView), device) for i, aval in self._outs]
+        return self._results(args, outputs, None)
+
+    def _results(self, args: Sequence[Array], outputs: rt.VmVariantList,
+                 fence: rt.HalFence | None) -> list[Array]:
+        """The results as Arrays, each checked to be the buffer its aval says, and owning
+        its buffer."""
+        device, name, get = self.device, self.name, outputs.get_as_object
+        if len(outputs) != self._n_out:
+            raise self._foreign(f"{len(outputs)} results")
+        arrays = []
+        for i, aval, shape, elements in self._outs:
+            try:
+                view = get(i, _BufferView)
+            except (TypeError, ValueError, RuntimeError):
+                raise self._foreign(f"result {i} that is not a buffer") from None
+            if view.shape != shape or view.element_type not in elements:
+                raise self._foreign(f"result {i} of shape {view.shape} and element type "
+                                    f"{view.element_type:#x}")
+            arrays.append(Array(aval, view, device, fence, name))
+        if self._shared is None:
+            self._shared = self._sharing(args, arrays)
+        for k in self._shared:
+            arrays[k] = arrays[k]._copy()
+        return arrays
+
+    def _sharing(self, args: Sequence[Array], results: Sequence[Array]) -> frozenset[int]:
+        """The results whose memory overlaps an untied argument's or an earlier result's.
+        Which do is fixed by the module (IREE returns an argument's buffer for a result its
+        lowering made the argument itself; control flow that may pass one through gets its
+        copy in ember-bufferize), so the first call decides."""
+        seen = [_span(a._buffer) for j, a in enumerate(args) if j not in self._tied]
+        shared = set()
+        for k, r in enumerate(results):
+            span = _span(r._buffer)
+            if span is not None and any(s is not None and span[0] < s[1] and s[0] < span[1]
+                                        for s in seen):
+                shared.add(k)
+            seen.append(span)
+        return frozenset(shared)
+
+    def _foreign(self, got: str) -> RuntimeError:
+        expected = ", ".join(a.str_short() for a in self.out_avals)
+        return RuntimeError(f"{self.name} returned {got}, but its signature promises "
+                            f"({expected}): the module is not what it claims to be (a "
+                            f"crafted or damaged file?). Recompile it from source.")
 
     def _failed(self, error: Exception) -> RuntimeError:
         return RuntimeError(f"{self.name} failed on {self.device}: {error}")
@@ -158,6 +246,8 @@ def wait_for_readers() -> None:
     one, invalidated before this): calls other threads are inside now (inline ones run to
     the end; a call that reads an argument after its invalidation raises instead), then the
     work every call handed to the worker threads."""
+    if _device.lost_in_fork():
+        return  # the parent's queued work is gone with its threads; nothing runs on them
     me = _slot()
     with _SLOTS_LOCK:
         busy = [(s, s.epoch) for s in _SLOTS if s.epoch & 1 and s is not me]

@@ -205,7 +205,7 @@ def test_corrupt_or_truncated_entries_are_replaced(disk):
     for bad in (good[: len(good) // 2], good[:-1] + bytes([good[-1] ^ 1]), b"not ember"):
         path.write_bytes(bad)
         ember.clear_caches()
-        with pytest.warns(CacheWarning, match="corrupt or not Ember's"):
+        with pytest.warns(CacheWarning, match="ignoring and replacing"):
             compiles, out = _compile_one(f, x)
         assert compiles == 1
         assert_close(out, x * 4 + 1)
@@ -270,7 +270,8 @@ def test_disk_miss_says_which_part_changed(tmp_path):
 
 def test_cache_key_names_every_part():
     names = [n for n, _ in pipeline.cache_key("module {}").parts]
-    assert names == ["ir", "abi", "pipeline", "ember_version", "iree_version", "target", "flags"]
+    assert names == ["ir", "abi", "pipeline", "ember_version", "iree_version", "target", "flags",
+                     "cpu"]
     assert compilation.cache_dir() is None  # conftest turned it off for the suite
 
 
@@ -392,7 +393,7 @@ def test_json_sidecar_is_readable(disk):
     (sidecar,) = disk.glob("*.key.json")
     parts = json.loads(sidecar.read_text())
     assert set(parts) == {"ir", "abi", "pipeline", "ember_version", "iree_version", "target",
-                          "flags"}
+                          "flags", "cpu"}
 
 
 def test_warnings_are_not_raised_on_a_clean_hit(disk):

@@ -104,3 +104,46 @@ def test_x64_gives_64_bit_defaults_and_real_float64():
         ember.config.update("ember_enable_x64", False)
     assert enp.arange(3).dtype == np.int32
     assert enp.asarray(np.zeros(2, np.float64)).dtype == np.float32
+
+
+OVERFLOWS = {
+    "jit argument": lambda np_: np_.jit(lambda x: x * 2)(2**40),
+    "array of a list": lambda np_: np_.numpy.array([2**40, 1]),
+    "scalar operand": lambda np_: np_.numpy.ones(2, np.int32) + 2**40,
+    "array of a scalar": lambda np_: np_.numpy.asarray(-(2**31) - 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERFLOWS))
+def test_python_ints_out_of_int32_raise_as_in_jax(case):
+    with pytest.raises(OverflowError):
+        OVERFLOWS[case](jax)
+    with pytest.raises(OverflowError, match=r"too large to convert to int32|out of bounds"):
+        OVERFLOWS[case](ember)
+
+
+def test_python_ints_that_fit_still_pass_and_numpy_arrays_convert_as_in_jax():
+    assert_close(ember.jit(lambda x: x * 2)(2**30 - 1), np.int32(2**31 - 2))
+    assert_close(enp.array([2**31 - 1, -(2**31)]), np.array([2**31 - 1, -(2**31)], np.int32))
+    wide = np.array([2**40 + 3], np.int64)  # a NumPy array narrows silently, as in JAX
+    assert_close(enp.array(wide), np.asarray(jnp.array(wide)))
+    assert_close(ember.jit(lambda x: x + 1)(wide), np.asarray(jax.jit(lambda x: x + 1)(wide)))
+
+
+@pytest.mark.parametrize("scalar", [np.float64(2.5), np.float32(2.5), np.int64(3), np.int16(3)])
+def test_numpy_scalars_are_strongly_typed_as_in_jax(scalar):
+    """np.float64 is a subclass of Python float, but not a weak scalar."""
+    for dtype in (np.float16, np.int8):
+        ours = enp.ones(2, dtype) * scalar
+        theirs = jnp.ones(2, dtype) * scalar
+        assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type), dtype
+    out = ember.jit(lambda x: x)(scalar)
+    ref = jax.jit(lambda x: x)(scalar)
+    assert (out.dtype, out.weak_type) == (ref.dtype, ref.weak_type)
+
+
+def test_complex_values_are_named_as_unsupported():
+    with pytest.raises(TypeError, match="does not support dtype complex"):
+        ember.jit(lambda x: x)(1 + 2j)
+    with pytest.raises(TypeError, match="does not support dtype complex"):
+        enp.array([1 + 2j])

@@ -155,3 +155,32 @@ def test_numpy_views_are_read_only_and_copies_only_when_asked():
     copy = np.array(out)
     copy[0] = 42
     assert copy.flags.writeable and float(np.asarray(out)[0]) == 1.0
+
+
+FORK_SCRIPT = """
+import os, ember, ember.numpy as jnp
+big = ember.jit(lambda x: (x * 2).sum())
+x = jnp.ones(1 << 16)
+print("parent", float(big(x)), flush=True)
+pid = os.fork()
+if pid == 0:
+    print("child cached", float(big(x)), flush=True)
+    print("child new", ember.jit(lambda x: (x * 3).sum())(x).tolist(), flush=True)
+    print("child eager", (jnp.ones(2) + 1).tolist(), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print("parent again", float(big(x)), flush=True)
+"""
+
+
+def test_a_forked_child_runs_and_compiles():
+    """Worker threads and the compiler's threads do not survive fork (a large call in the
+    child waited forever, and so did a compile): the child runs every module inline and
+    compiles in an iree-compile process of its own."""
+    env = dict(os.environ, EMBER_COMPILATION_CACHE_DIR="off")
+    res = subprocess.run([sys.executable, "-c", FORK_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.splitlines() == ["parent 131072.0", "child cached 131072.0",
+                                       "child new 196608.0", "child eager [2.0, 2.0]",
+                                       "parent again 131072.0"]

@@ -6,8 +6,11 @@
     ember-opt input.mlir --verify-ember --verify-diagnostics
     ember-opt --list-passes | --emit-irdl
 
-Passes given as flags run in the order given, before a --pass-pipeline. Diagnostics print as
-`file:line:col: error: ...` and make the exit status non-zero.
+Passes given as flags run in the order given, before a --pass-pipeline. As in mlir-opt, the
+IR is verified after parsing and after every pass (ember ops against their rows of the op
+table too); `--verify-each=false` turns that off. Diagnostics print as
+`file:line:col: error: ...` and make the exit status non-zero; every other failure (a file
+that cannot be read or written, an option a pass does not take) is one line naming it.
 """
 
 from __future__ import annotations
@@ -62,14 +65,28 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the IR after these passes (comma-separated)")
     p.add_argument("--mlir-timing", action="store_true",
                    help="print the time each pass took (to stderr)")
+    p.add_argument("--verify-each", type=_flag, nargs="?", const=True, default=True,
+                   metavar="BOOL", help="verify the IR after parsing and after each pass "
+                   "(default true; --verify-each=false turns it off)")
     p.add_argument("--verify-ember", action="store_true",
-                   help="check every ember op against its row of the op table")
+                   help="verify ember ops against the op table even with --verify-each=false")
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check diagnostics against expected-error/warning/remark comments")
     p.add_argument("--list-passes", action="store_true", help="list Ember's passes")
     p.add_argument("--emit-irdl", action="store_true", help="print the dialect as IRDL")
     p.set_defaults(flag_passes=None)
     return p
+
+
+def _flag(text: str) -> bool:
+    value = {"true": True, "1": True, "false": False, "0": False}.get(text.strip().lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"requires true or false, got {text!r}")
+    return value
+
+
+class UsageError(Exception):
+    """A mistake on the command line or with a file: one line, exit status 1."""
 
 
 def split_pipeline(text: str) -> list[str]:
@@ -95,6 +112,7 @@ class Steps:
 
     def __init__(self, names: list[str], args: argparse.Namespace):
         self.names = names
+        self.verify = args.verify_each or args.verify_ember
         before = set(args.mlir_print_ir_before.split(",")) - {""}
         after = set(args.mlir_print_ir_after.split(",")) - {""}
         self.before = lambda n: args.mlir_print_ir_before_all or bool(_names(n) & before)
@@ -109,12 +127,18 @@ class Steps:
                 self._add(pm, _printer(f"IR Dump Before {name}"), f"print-before-{name}")
             if self.timing:
                 self._add(pm, self._clock(name, start=True), f"timing-start-{name}")
-            if name in passes.REGISTRY:
-                p = passes.REGISTRY[name]
+            plain = re.fullmatch(r"([\w.-]+)(\{.*\})?", name)  # not a nested pipeline
+            bare, options = plain.groups() if plain else (name, None)
+            if bare in passes.REGISTRY:
+                if options:
+                    raise UsageError(f"pass {bare} takes no options, got {options}")
+                p = passes.REGISTRY[bare]
                 pm.add(passes.as_callable(p), name=p.name, argument=p.name,
                        description=p.description)
             else:
                 pm.add(name)
+            if self.verify:
+                self._add(pm, _verifier, f"verify-ember-after-{bare}")
             if self.timing:
                 self._add(pm, self._clock(name, start=False), f"timing-stop-{name}")
             if self.after(name):
@@ -150,6 +174,11 @@ def _names(step: str) -> set[str]:
     return set(re.split(r"[(),]", re.sub(r"\{[^}]*\}", "", step))) - {""}
 
 
+def _verifier(op, pass_) -> None:
+    if not _verify(op):
+        pass_.signal_pass_failure()
+
+
 def _printer(title: str) -> Callable:
     def run(op, _pass) -> None:
         sys.stderr.write(f"// -----// {title} //----- //\n{op}\n\n")
@@ -166,20 +195,23 @@ def main(argv: list[str] | None = None) -> int:
         return _write(args.output, irdl.generate())
     source = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-    except OSError as e:
-        print(f"ember-opt: error: cannot read {source}: {e.strerror}", file=sys.stderr)
+        text = _read(args.input, source)
+        names = (args.flag_passes or []) + split_pipeline(args.passes) \
+            + split_pipeline(args.pass_pipeline)
+        steps = Steps(names, args)
+    except UsageError as e:
+        print(f"ember-opt: error: {e}", file=sys.stderr)
         return 1
-    names = (args.flag_passes or []) + split_pipeline(args.passes) \
-        + split_pipeline(args.pass_pipeline)
-    steps = Steps(names, args)
     collected: list[diag.Diagnostic] = []
     out = None
     with eir.LOCK, eir.context() as ctx:
         handler = ctx.attach_diagnostic_handler(
             lambda d: collected.append(diag.Diagnostic.of(d, source)) or True)
         try:
-            out = _run(text, source, steps, args.verify_ember)
+            out = _run(text, source, steps)
+        except UsageError as e:
+            print(f"ember-opt: error: {e}", file=sys.stderr)
+            return 1
         except mlir.MLIRError as e:
             collected += [diag.Diagnostic.of(d, source) for d in e.error_diagnostics]
             if not collected:
@@ -205,13 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     return _write(args.output, out)
 
 
-def _run(text: str, source: str, steps: Steps, verify: bool) -> str | None:
+def _run(text: str, source: str, steps: Steps) -> str | None:
     op = mlir.Module.parse(text)  # wraps top-level ops in a module, as mlir-opt does
-    if verify and not _verify(op.operation):
+    if steps.verify and not _verify(op.operation):
         return None
-    steps.pass_manager().run(op.operation)
-    if verify and not _verify(op.operation):
-        return None
+    pm = steps.pass_manager()
+    pm.enable_verifier(steps.verify)
+    pm.run(op.operation)
     return str(op)
 
 
@@ -233,12 +265,28 @@ def _verify(root: mlir.Operation) -> bool:
     return ok
 
 
+def _read(path: str, source: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except OSError as e:
+        raise UsageError(f"cannot read {source}: {e.strerror}") from None
+    try:
+        return data.decode()
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{source} is not MLIR text: byte {data[e.start]:#04x} at offset "
+                         f"{e.start} is not UTF-8") from None
+
+
 def _write(path: str, text: str) -> int:
     if path == "-":
         sys.stdout.write(text)
-    else:
+        return 0
+    try:
         with open(path, "w") as f:
             f.write(text)
+    except OSError as e:
+        print(f"ember-opt: error: cannot write {path}: {e.strerror}", file=sys.stderr)
+        return 1
     return 0
 
 

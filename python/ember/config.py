@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import warnings
 from typing import Any
 
 _DEFAULTS: dict[str, Any] = {
@@ -31,14 +33,37 @@ NOT_IN_KEY = {
 }
 
 
+_UNITS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+          "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30, "ti": 1 << 40}
+
+
+def _size(name: str, value: Any) -> int:
+    """Bytes, from an int or a size like "1GB", "512 MiB", "2e9"."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    text = str(value).strip().lower()
+    found = re.fullmatch(r"([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmgt]i?)?b?", text)
+    if found is None or isinstance(value, bool):
+        raise ValueError(f"{name} requires a size in bytes, as a number or with a unit "
+                         f"(\"1GB\", \"512MiB\"), got {value!r}")
+    return int(float(found.group(1)) * _UNITS[found.group(2) or ""])
+
+
+_PARSE = {"ember_compilation_cache_max_size": _size}  # values that need more than a str
+
+
 def _from_env(name: str, default: Any) -> Any:
     raw = os.environ.get(name.upper())
     if raw is None:
         return default
+    if name in _PARSE:  # an unusable variable costs a warning, not every call
+        try:
+            return _PARSE[name](name.upper(), raw)
+        except ValueError as e:
+            warnings.warn(f"{e}; using the default, {default!r}", UserWarning, stacklevel=4)
+            return default
     if isinstance(default, bool):
         return raw.strip().lower() in ("1", "true", "yes", "on")
-    if isinstance(default, int):
-        return int(raw)
     return raw
 
 
@@ -51,7 +76,8 @@ def _canonical(name: str) -> str:
 
 
 def update(name: str, value: Any) -> None:
-    _values[_canonical(name)] = value
+    key = _canonical(name)
+    _values[key] = _PARSE[key](f"ember.config.update of {key}", value) if key in _PARSE else value
 
 
 def read(name: str) -> Any:

@@ -40,9 +40,8 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     x = enp.asarray(x)
     if not approximate:
         from ember.scipy.special import erf
-        return 0.5 * x * (1 + erf(x * np.float32(1 / np.sqrt(2))))
-    return 0.5 * x * (1 + enp.tanh(np.sqrt(2 / np.pi).astype(np.float32) *
-                                   (x + 0.044715 * x * x * x)))
+        return 0.5 * x * (1 + erf(x * float(1 / np.sqrt(2))))  # Python floats: weak
+    return 0.5 * x * (1 + enp.tanh(float(np.sqrt(2 / np.pi)) * (x + 0.044715 * x * x * x)))
 
 
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,8 +82,12 @@ def decode_tree(encoded: Any) -> optree.PyTreeSpec | None:
 
 def abi(name: str, target: str, in_tree: optree.PyTreeSpec, in_avals: Sequence[ShapedArray],
         out_tree: optree.PyTreeSpec, out_avals: Sequence[ShapedArray]) -> str:
+    cpu = {}
+    if iree_driver.platform(target) == "cpu":  # what the code needs of the CPU it runs on
+        cpu_name, features = iree_driver.cpu_features(iree_driver.target(target))
+        cpu = {"cpu": cpu_name, "cpu_features": sorted(features)}
     return json.dumps({
-        "version": ABI_VERSION, "name": name, "target": target,
+        "version": ABI_VERSION, "name": name, "target": target, **cpu,
         "in_tree": encode_tree(in_tree), "in_avals": [a.str_short() for a in in_avals],
         "out_tree": encode_tree(out_tree), "out_avals": [a.str_short() for a in out_avals],
     }, separators=(",", ":"))
@@ -110,12 +115,19 @@ class Loaded:
             raise ValueError(f"ember.load requires a .vmfb made by Ember (ember.jit(f).lower("
                              f"...).compile().save(path) or ember-compile); {source} has no "
                              f"{ABI_KEY} signature. Run it with iree.runtime instead.")
-        meta = json.loads(reflection[ABI_KEY])
-        self.name, self.target = meta["name"], meta["target"]
-        self.in_avals = tuple(parse_short(s) for s in meta["in_avals"])
-        self.out_avals = tuple(parse_short(s) for s in meta["out_avals"])
-        self._in_tree = decode_tree(meta["in_tree"])
-        self._out_tree = decode_tree(meta["out_tree"])
+        try:
+            meta = json.loads(reflection[ABI_KEY])
+            self.name, self.target = str(meta["name"]), str(meta["target"])
+            self.in_avals = tuple(parse_short(s) for s in meta["in_avals"])
+            self.out_avals = tuple(parse_short(s) for s in meta["out_avals"])
+            self._in_tree = decode_tree(meta["in_tree"])
+            self._out_tree = decode_tree(meta["out_tree"])
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"ember.load requires a well-formed {ABI_KEY} signature; "
+                             f"{source} has a damaged one ({type(e).__name__}: {e}). "
+                             f"Save the module again.") from None
+        _check_declaration(source, reflection, self.in_avals, self.out_avals)
+        self._cpu = (str(meta.get("cpu", "")), frozenset(meta.get("cpu_features", ())))
         self._executable: Executable | None = None
 
     def signature(self) -> str:
@@ -128,7 +140,7 @@ class Loaded:
     def executable(self) -> Executable:
         if self._executable is None:
             self._executable = load_executable(self.vmfb, self.name, self.target,
-                                               self.in_avals, self.out_avals)
+                                               self.in_avals, self.out_avals, self._cpu)
         return self._executable
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -158,9 +170,28 @@ class Loaded:
         return put(np.asarray(x), aval, executable.device)
 
 
+def _check_declaration(source: str, reflection: dict[str, str],
+                       in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> None:
+    """The saved signature must be the one IREE compiled (its `iree.abi.declaration`):
+    a signature edited after compiling would have results read at sizes they do not have."""
+    declared = reflection.get("iree.abi.declaration", "")
+    ins, _, outs = declared.partition(") -> (")
+    types = [re.findall(r"tensor<[^>]*>", part) for part in (ins, outs)]
+    expected = [[a.signless_tensor_type() for a in avals] for avals in (in_avals, out_avals)]
+    if types != expected:
+        raise ValueError(f"ember.load requires the module's signature to match what IREE "
+                         f"compiled; {source} says {signature(in_avals, out_avals)} but was "
+                         f"compiled as {declared or 'nothing'}. The file was altered: "
+                         f"compile it again.")
+
+
 def load_executable(vmfb: bytes, name: str, target: str, in_avals: Sequence[ShapedArray],
-                    out_avals: Sequence[ShapedArray]) -> Executable:
-    """Load on the device the target runs on; a missing device names both."""
+                    out_avals: Sequence[ShapedArray],
+                    cpu: tuple[str, frozenset[str]] | None = None,
+                    tied: Sequence[int] = ()) -> Executable:
+    """Load on the device the target runs on; a missing device, or a CPU without the
+    instructions the code uses (`cpu`: the CPU it was compiled for and its features; by
+    default what the target names), raise naming both."""
     platform = iree_driver.platform(target)
     try:
         device = get_device(platform)
@@ -168,7 +199,21 @@ def load_executable(vmfb: bytes, name: str, target: str, in_avals: Sequence[Shap
         raise RuntimeError(f"{name} was compiled for target {target} and needs a {platform} "
                            f"device to run, but {e}. Compiling for it works anywhere; "
                            f"run it on a machine that has one.") from None
-    return Executable(vmfb, device, in_avals, out_avals, name=name)
+    if platform == "cpu":
+        _check_cpu(name, target, cpu or iree_driver.cpu_features(iree_driver.target(target)))
+    return Executable(vmfb, device, in_avals, out_avals, name=name, tied=tied)
+
+
+def _check_cpu(name: str, target: str, cpu: tuple[str, frozenset[str]]) -> None:
+    """Code that uses instructions this CPU lacks dies with SIGILL: refuse it instead."""
+    compiled_for, needed = cpu
+    host, has = iree_driver.cpu_features(iree_driver.target("cpu"))
+    missing = sorted(needed - has)
+    if missing:
+        raise RuntimeError(f"{name} was compiled for target {target} (CPU {compiled_for}) and "
+                           f"uses instructions this CPU ({host}) lacks: "
+                           f"{', '.join(f.lstrip('+') for f in missing)}. Compile it for this "
+                           f"machine (target cpu) or run it on a {compiled_for}.")
 
 
 def load(path_or_bytes: str | os.PathLike | bytes) -> Loaded:

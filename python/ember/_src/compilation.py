@@ -14,7 +14,7 @@ from ember import config
 from ember.compiler import iree_driver, pipeline
 from ember.compiler.disk_cache import DiskCache
 from ember.dialect.types import ShapedArray
-from ember.runtime.executable import runs_in_parallel
+from ember.runtime.executable import runs_in_parallel, unloadable
 
 from . import events
 
@@ -67,6 +67,10 @@ def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],
     key = pipeline.cache_key(texts["ember"], target, abi) if cache else None
     if cache is not None:
         vmfb, why = cache.get(key)
+        broken = unloadable(vmfb) if vmfb is not None else ""
+        if broken:  # its checksum holds, but what it holds is no module: compile it again
+            cache.discard(key, f"IREE cannot load it: {broken}")
+            vmfb, why = None, "the entry could not be loaded"
         if vmfb is not None:
             events.emit("disk_hit")
             return vmfb

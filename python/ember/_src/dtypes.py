@@ -91,17 +91,30 @@ def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval.dtype, aval.weak_type
+    if isinstance(x, (np.ndarray, np.generic)):  # before float: np.float64 is a float
+        return canonicalize(x.dtype), False  # NumPy scalars are strongly typed, as in JAX
     if isinstance(x, bool):
         return _b, False
     if isinstance(x, int):
         return default_int(), True
     if isinstance(x, float):
         return default_float(), True
-    if isinstance(x, (np.ndarray, np.generic)):
-        return canonicalize(x.dtype), False
     if isinstance(x, (np.dtype, type)):
         return canonicalize(x), False
+    if isinstance(x, complex):
+        canonicalize(np.complex64)  # raises: names the supported dtypes
     raise TypeError(f"ember cannot interpret a value of type {type(x).__name__} as an array")
+
+
+def check_python_int(x: Any, dtype: np.dtype) -> None:
+    """A Python int must fit the integer type it becomes (as JAX checks); NumPy would wrap
+    it silently when converting an int64 array."""
+    if type(x) is int and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} is too large to convert to {dtype} (the "
+                                f"range is {info.min} to {info.max}); pass a NumPy array "
+                                f"of a wider type, or turn on ember_enable_x64")
 
 
 def is_python_scalar(x: Any) -> bool:

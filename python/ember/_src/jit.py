@@ -63,6 +63,7 @@ def _leaf_aval(x: Any) -> ShapedArray:
     if isinstance(x, Tracer):  # outside its trace: an escaped tracer
         check_alive(x)
     dtype, weak = dtypes.dtype_and_weak(x)  # raises TypeError for non-arrays
+    dtypes.check_python_int(x, dtype)  # raises OverflowError
     return ShapedArray(np.shape(x), dtype, weak)
 
 
@@ -180,7 +181,7 @@ class JitFunction:
             avals = tuple([x.aval if type(x) is Array else _leaf_aval(x) for x in leaves])
         except errors.UnexpectedTracerError:
             raise
-        except TypeError:
+        except (TypeError, OverflowError):
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
         x64, default_device = config.in_key()
         return CacheKey(tree, avals, static, self.device or default_device, x64), leaves
@@ -230,13 +231,17 @@ class JitFunction:
         for path, leaf in zip(paths, leaves, strict=True):
             try:
                 _leaf_aval(leaf)
-            except TypeError:
+            except OverflowError as e:
+                return OverflowError(
+                    f"An overflow was encountered while parsing an argument to "
+                    f"{_fun_name(self.fun)}, at path {path}: {e}")
+            except TypeError as e:
                 return TypeError(
                     f"Error interpreting argument to {self.fun!r} as an abstract array. The "
                     f"problematic value is of type {type(leaf)} and was passed to the function "
-                    f"at path {path}.\nThis typically means that a jit-wrapped function was "
-                    f"called with a non-array argument, and this argument was not marked as "
-                    f"static using the static_argnums or static_argnames parameters of "
+                    f"at path {path}: {e}.\nThis typically means that a jit-wrapped function "
+                    f"was called with a non-array argument, and this argument was not marked "
+                    f"as static using the static_argnums or static_argnames parameters of "
                     f"ember.jit.")
         return TypeError(f"{self.fun!r} was called with arguments ember cannot interpret")
 
@@ -483,9 +488,13 @@ class Compiled:
     @property
     def executable(self) -> Executable:
         if self._executable is None:
+            # Donated arguments and refs written in place hold results by design.
+            tied = [i for i, d in enumerate(self._donated) if d]
+            tied += [i for i, in_place in self._refs.items() if in_place]
             self._executable = aot.load_executable(self.vmfb, self.lowered.name, self.target,
                                                    self.in_avals,
-                                                   self._out_avals + self._ref_avals)
+                                                   self._out_avals + self._ref_avals,
+                                                   tied=tied)
         return self._executable
 
     def _call(self, args: Sequence[Array]) -> list[Array]:

@@ -69,6 +69,10 @@ def asarray(x: Any, dtype: Any = None) -> Any:
         value_dtype, weak = _dt.dtype_and_weak(x)
         return constant(np.asarray(x, value_dtype), weak)
     value = np.asarray(x)
+    if value.dtype.kind == "c":
+        _dt.canonicalize(value.dtype)  # raises, naming the supported dtypes
+    if not isinstance(x, (np.ndarray, np.generic)):  # Python ints must fit, as in JAX
+        return constant(np.asarray(x, _dt.canonicalize(value.dtype)))
     return constant(value.astype(_dt.canonicalize(value.dtype), copy=False))
 
 
@@ -132,7 +136,7 @@ def _nary(op, to_float: bool = False):
             raise TypeError(f"{op.name} does not support {args[0].dtype} arguments ({e}); "
                             f"convert them with .astype(...) first") from None
 
-    impl.__name__ = op.name.removeprefix("ember.")
+    impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
     return _fused(impl)
 
 
@@ -147,7 +151,7 @@ def _unary_float(op):
             return bind(ops.CONVERT, out, dtype=dtype, weak_type=weak)
         return bind(op, _lift(x, dtype, weak))
 
-    impl.__name__ = op.name.removeprefix("ember.")
+    impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
     return _fused(impl)
 
 

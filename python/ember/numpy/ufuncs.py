@@ -61,7 +61,7 @@ copysign = _float_binary(ops.COPYSIGN)
 
 @_fused
 def log10(x: Any) -> Any:
-    return _np.multiply(log2(x), np.log10(2.0))
+    return _np.multiply(log2(x), float(np.log10(2.0)))  # a weak scalar: keeps float16
 
 
 def _rounding(op):
@@ -341,7 +341,7 @@ def logaddexp2(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
     amax = _np.maximum(x, y)
     delta = _np.subtract(x, y)
-    tail = _np.true_divide(log1p(exp2(_np.negative(_np.absolute(delta)))), np.log(2.0))
+    tail = _np.true_divide(log1p(exp2(_np.negative(_np.absolute(delta)))), float(np.log(2.0)))
     return where(isnan(delta), _np.add(x, y), _np.add(amax, tail))
 
 
