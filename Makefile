@@ -24,6 +24,7 @@ bench: $(STAMP)
 	$(PY) -m pip install -q 'matplotlib>=3.8'
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/run.py
 	$(PY) benchmarks/compile.py
+	$(PY) benchmarks/passes.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/donation.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/scaling.py
 

@@ -217,7 +217,9 @@ def eliminate_common_subexpressions(block: mlir.Block, seen: dict | None = None)
                 eliminate_common_subexpressions(inner, dict(seen))
         if row is None or not row.has(Trait.PURE) or row.regions:
             continue
-        attrs = tuple(sorted((n, str(op.attributes[n])) for n in op.attributes))
+        # Attributes are uniqued in the context: equal ones are the same object (and hash
+        # without printing a constant's megabytes).
+        attrs = tuple(sorted(((n, op.attributes[n]) for n in op.attributes), key=lambda a: a[0]))
         key = (op.name, tuple(op.operands), attrs, str(op.results[0].type))
         first = seen.setdefault(key, op)
         if first is not op:

@@ -15,6 +15,7 @@ writer; a read-only cache is used as it is.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -40,14 +41,14 @@ class CacheKey:
 
     parts: tuple[tuple[str, str], ...]  # (name, value); "ir" names the program
 
-    @property
+    @functools.cached_property  # hashing a program with a large constant takes a while
     def digest(self) -> str:
         h = hashlib.sha256()
         for name, value in self.parts:
             h.update(f"{name}={hashlib.sha256(value.encode()).hexdigest()}\n".encode())
         return h.hexdigest()
 
-    @property
+    @functools.cached_property
     def program(self) -> str:
         """Which program this is, whatever the compiler and flags (names the sidecar)."""
         return hashlib.sha256(dict(self.parts)["ir"].encode()).hexdigest()

@@ -84,7 +84,8 @@ def _scalar_elementwise(em: Emitter, template: str, args: list[str], avals: list
 
 def lower_constant(em, op, args, avals, params, result) -> str:
     name = em.fresh()
-    em.emit(f"{name} = arith.constant {signless(str(params['_attr']))}")
+    value, _, ty = str(params["_attr"]).rpartition(" : ")  # only the type can be unsigned
+    em.emit(f"{name} = arith.constant {value} : {signless(ty)}")
     return name
 
 

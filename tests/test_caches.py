@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from functools import partial
 
@@ -323,6 +324,39 @@ def test_threads_racing_on_a_new_signature_compile_once():
     assert not errors and n() == 1 and len(results) == 8
     for r in results:
         assert_close(r, np.sqrt(x * x + 1))
+
+
+def test_ctrl_c_in_a_compile_does_not_interrupt_a_thread_waiting_for_it():
+    """The waiter compiles for itself; only the interrupted thread sees KeyboardInterrupt."""
+    traces, started = [], threading.Event()
+
+    def fun(x):
+        traces.append(1)
+        if len(traces) == 1:
+            started.set()
+            time.sleep(0.5)  # the other thread starts waiting for this compile meanwhile
+            raise KeyboardInterrupt
+        return x + 1
+
+    f = ember.jit(fun)
+    x = np.arange(3, dtype=np.float32)
+    waited: list = []
+
+    def waiter():
+        started.wait(10)
+        try:
+            waited.append(np.asarray(f(x)))
+        except BaseException as e:  # noqa: BLE001 - what the test looks for
+            waited.append(e)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        f(x)
+    t.join(60)
+    assert len(waited) == 1 and not isinstance(waited[0], BaseException), waited
+    assert_close(waited[0], x + 1)
+    assert len(traces) == 2
 
 
 # -- staged API and pytrees ----------------------------------------------------------------

@@ -150,7 +150,10 @@ class JitFunction:
             if owner:
                 pending = _INFLIGHT[slot] = _Pending()
         if not owner:
-            return pending.wait()
+            compiled = pending.wait()
+            if compiled is None:  # the compiling thread was interrupted: not our failure
+                return self._compile_once(key, args, kwargs)
+            return compiled
         try:
             if not self._eager and config.read("ember_explain_cache_misses"):
                 self._explain_miss(key, args, kwargs)
@@ -365,9 +368,12 @@ class _Pending:
         self.result: Compiled | None = None
         self.error: BaseException | None = None
 
-    def wait(self) -> Compiled:
+    def wait(self) -> Compiled | None:
+        """The compiled function; the compile's error (a bad program fails for everyone);
+        None when the compiling thread was interrupted (Ctrl-C, SystemExit: its own
+        ending, after which a waiter compiles for itself)."""
         self.done.wait()
-        if self.error is not None:
+        if isinstance(self.error, Exception):
             raise self.error
         return self.result
 
