@@ -2,6 +2,7 @@
 
 import dataclasses
 import functools
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -266,3 +267,27 @@ def test_compile_error_carries_diagnostics_and_saved_ir():
     with open(err.ir_path) as saved:
         assert saved.read() == bad
     assert err.ir_path in str(err)
+
+
+def test_large_closed_over_constants_are_passed_not_printed():
+    """A constant of 1 MiB or more becomes an argument of the called module (its IR no
+    longer holds megabytes of hex, printed and parsed at every phase); the staged API's
+    module still holds it, so that a saved module is whole."""
+    from ember._src.jit import Compiled
+    from ember.dialect.types import ShapedArray
+
+    c = np.random.default_rng(0).random((512, 1024), dtype=np.float32)  # 2 MiB
+    f = ember.jit(lambda x: (x + c).sum(axis=0) + c[0])
+    x = np.ones((512, 1024), np.float32)
+    expected = (x + c).sum(axis=0) + c[0]
+    assert_close(f(x), expected, rtol=1e-4)
+    staged = f.lower(x)
+    assert len(staged.as_text("ember")) > 2 * c.nbytes  # the hex literal, still there
+    c[:] = 0  # the value traced is kept, as JAX keeps it
+    assert_close(f(x), expected, rtol=1e-4)
+    (compiled,) = [v for v in f._cache.values() if isinstance(v, Compiled)]
+    text = compiled.as_text("ember")
+    assert len(text) < 2 * c[0].nbytes + 4000  # c[0] is a NumPy value: a small literal
+    assert compiled._module_in_avals[1:] == (ShapedArray((512, 1024), np.dtype(np.float32)),)
+    with pytest.raises(ValueError, match="save the module of ember.jit.*lower"):
+        compiled.save(os.devnull)

@@ -44,6 +44,9 @@ def current_trace() -> Trace | None:
     return stack[-1] if stack else None
 
 
+HOIST_BYTES = 1 << 20  # constants this large are passed as arguments of jitted functions
+
+
 class Trace:
     """One function being traced: `main` of a new ember module, or (with a parent) the body
     of a region of a control-flow op, such as a branch of `cond` or a loop body. Regions see
@@ -51,8 +54,14 @@ class Trace:
 
     def __init__(self, fun_name: str, fun_location: str, in_avals: Sequence[ShapedArray],
                  arg_names: Sequence[str], fixes: Callable[[str], str] | None = None,
-                 parent: Trace | None = None, block: mlir.Block | None = None):
+                 parent: Trace | None = None, block: mlir.Block | None = None,
+                 hoist: bool = False):
         self.fun_name = fun_name
+        # With `hoist`, large constants become trailing arguments of the function (their
+        # values in `hoisted`) instead of literals in its IR (see emit_constant).
+        self.root: Trace = parent.root if parent is not None else self
+        self.hoist = hoist
+        self.hoisted: list[np.ndarray] = []
         self.fun_location = fun_location
         self.fixes = fixes or (parent.fixes if parent else (lambda name: ""))
         self.parent = parent
@@ -139,6 +148,15 @@ class Trace:
 
     def emit_constant(self, value: np.ndarray, weak: bool) -> Tracer:
         aval = ShapedArray(value.shape, value.dtype, weak)
+        root = self.root
+        if root.hoist and value.nbytes >= HOIST_BYTES:
+            # A literal this size is printed, parsed and hashed as text at every phase (a
+            # 64 MiB closure took 6 s to compile, JAX 0.7 s): it becomes an argument, passed
+            # from one device copy at every call. The module no longer depends on the data.
+            with eir.LOCK, eir.context():
+                arg = root.block.add_argument(eir.tensor_type(aval), mlir.Location.unknown())
+            root.hoisted.append(np.array(value, copy=True))  # the caller may change theirs
+            return Tracer(self, aval, arg, frozenset())
         with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(self.block):
             operation = eir.build(ops.CONSTANT, [], {"value": value}, aval)
         return Tracer(self, aval, operation.result, frozenset())

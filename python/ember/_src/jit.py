@@ -157,7 +157,7 @@ class JitFunction:
         try:
             if not self._eager and config.read("ember_explain_cache_misses"):
                 self._explain_miss(key, args, kwargs)
-            compiled = self._lower(key, args, kwargs).compile()
+            compiled = self._trace(key, args, kwargs, hoist=True).lower().compile()
             self._cache[key] = compiled
             pending.result = compiled
         except BaseException as e:
@@ -281,11 +281,14 @@ class JitFunction:
     def _lower(self, key: CacheKey, args: tuple, kwargs: dict) -> Lowered:
         return self._trace(key, args, kwargs).lower()
 
-    def _trace(self, key: CacheKey, args: tuple, kwargs: dict) -> Traced:
+    def _trace(self, key: CacheKey, args: tuple, kwargs: dict, hoist: bool = False) -> Traced:
+        """With `hoist` (calls, not the staged API: a saved module must hold its data),
+        large constants are passed as arguments."""
         events.emit(self._events[0])
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         names = self._leaf_paths(dyn_args, dyn_kwargs)
-        trace = Trace(_fun_name(self.fun), _where(self.fun), key.in_avals, names, self._fix_for)
+        trace = Trace(_fun_name(self.fun), _where(self.fun), key.in_avals, names, self._fix_for,
+                      hoist=hoist)
         with trace:
             leaves = [TracedRef(t, name) if isinstance(t.aval, RefAval) else t
                       for t, name in zip(trace.args, names, strict=True)]
@@ -416,6 +419,9 @@ class Traced:
         self.donated, self.paths = donated, list(paths)
         self.module = trace.module
         self.ir = str(trace.module)
+        self.hoisted = trace.hoisted  # values of the trailing arguments, large constants
+        self.module_in_avals = key.in_avals + tuple(
+            ShapedArray(v.shape, v.dtype) for v in self.hoisted)
 
     @property
     def out_info(self) -> Any:
@@ -427,9 +433,9 @@ class Traced:
         name = str(self.module.operation.attributes["sym_name"]).strip('"')
         export = name.removeprefix("jit_")
         device = self.key.device
-        target = compilation.target_for(self.key.in_avals, self.out_avals, device,
+        target = compilation.target_for(self.module_in_avals, self.out_avals, device,
                                         loops.trip_work(self.module.operation))
-        abi = aot.abi(export, target, self.key.in_tree, self.key.in_avals, self.out_tree,
+        abi = aot.abi(export, target, self.key.in_tree, self.module_in_avals, self.out_tree,
                       self.out_avals)
         texts, decisions = lower_module(pipeline.clone(self.module), export,
                                         {aot.ABI_KEY: abi})
@@ -462,7 +468,7 @@ class Lowered:
 
     def compile(self) -> Compiled:
         traced = self.traced
-        vmfb = compilation.to_vmfb(self._texts, self.name, traced.key.in_avals,
+        vmfb = compilation.to_vmfb(self._texts, self.name, traced.module_in_avals,
                                    traced.out_avals, event=traced.jitted._events[1],
                                    target=self.target, abi=self._abi)
         return Compiled(self, vmfb)
@@ -484,6 +490,8 @@ class Compiled:
         self._ref_avals = tuple(traced.key.in_avals[i].value() for i in self._refs)
         self._jitted = traced.jitted
         self.n_args = len(traced.key.in_avals)
+        self._hoisted = traced.hoisted
+        self._module_in_avals = traced.module_in_avals
         self._single_out = self._out_tree == optree.tree_structure(0)
         self._executable: Executable | None = None
         self._donated, self._paths = traced.donated, traced.paths
@@ -498,13 +506,19 @@ class Compiled:
             tied = [i for i, d in enumerate(self._donated) if d]
             tied += [i for i, in_place in self._refs.items() if in_place]
             self._executable = aot.load_executable(self.vmfb, self.lowered.name, self.target,
-                                                   self.in_avals,
+                                                   self._module_in_avals,
                                                    self._out_avals + self._ref_avals,
                                                    tied=tied)
         return self._executable
 
     def _call(self, args: Sequence[Array]) -> list[Array]:
-        self._call = self.executable.call  # from now on, straight to the executable
+        call = self.executable.call  # from now on, straight to the executable
+        if self._hoisted:  # the large constants, on the device once, after the arguments
+            device = self.executable.device
+            consts = [put(v, ShapedArray(v.shape, v.dtype), device) for v in self._hoisted]
+            self._call = lambda args: call([*args, *consts])
+        else:
+            self._call = call
         return self._call(args)
 
     def as_text(self, stage: str = "ember") -> str:
@@ -527,6 +541,10 @@ class Compiled:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the `.vmfb`: `ember.load(path)` and `iree-run-module` run it."""
+        if self._hoisted:
+            raise ValueError(f"{self.lowered.name} was compiled for calls, with its large "
+                             f"constants passed as arguments; save the module of "
+                             f"ember.jit(f).lower(...).compile(), which holds them")
         with open(path, "wb") as f:
             f.write(self.vmfb)
 
