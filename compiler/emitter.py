@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
 from ember.dialect.ops import OpDef
@@ -53,6 +54,9 @@ class Emitter:
     names: dict = field(default_factory=dict)
     counter: int = 0
     loop_depth: int = 0  # inside a host loop's body: scalars are computed on the host
+    # Lowers the ops of a block (lower_to_linalg's op loop; regions' lowerings call it
+    # through here rather than import it: the table of lowerings imports them).
+    block_lowering: Callable[[Emitter, mlir.Block], list[str]] | None = None
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1

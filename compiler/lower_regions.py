@@ -38,12 +38,10 @@ def _predicate(em: Emitter, value: str, aval: ShapedArray) -> str:
 def _region(em: Emitter, region: mlir.Region, arg_names: list[str] = ()) -> list[str]:
     """Lower a region's block in place (its arguments named `arg_names`); the names of the
     values its ember.yield returns."""
-    from .lower_to_linalg import lower_block  # the one op loop, shared with functions
-
     block = region.blocks[0]
     for arg, name in zip(block.arguments, arg_names, strict=True):
         em.names[arg] = name
-    return lower_block(em, block)
+    return em.block_lowering(em, block)  # the one op loop, shared with functions
 
 
 def _loop_body(em: Emitter, region: mlir.Region, arg_names: list[str]) -> list[str]:

@@ -260,7 +260,7 @@ def lower_block(em: Emitter, block: mlir.Block) -> list[str]:
 
 
 def _lower_function(func: mlir.Operation) -> str:
-    em = Emitter()
+    em = Emitter(block_lowering=lower_block)
     block = body(func)
     for i, arg in enumerate(block.arguments):
         em.names[arg] = f"%arg{i}"

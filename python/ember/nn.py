@@ -7,6 +7,9 @@ from typing import Any
 import numpy as np
 
 from ember import numpy as enp
+from ember.scipy.special import erf
+from ember.scipy.special import expit as sigmoid
+from ember.scipy.special import logsumexp as logsumexp  # as jax.nn has it
 
 
 def relu(x: Any) -> Any:
@@ -15,11 +18,6 @@ def relu(x: Any) -> Any:
 
 def relu6(x: Any) -> Any:
     return enp.minimum(enp.maximum(x, 0), 6)
-
-
-def sigmoid(x: Any) -> Any:
-    # 1 / (1 + exp(-x)) overflows harmlessly to 0 for very negative x (exp -> inf).
-    return 1 / (1 + enp.exp(-enp.asarray(x)))
 
 
 def silu(x: Any) -> Any:
@@ -39,17 +37,8 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     """The tanh approximation (JAX's default) or the exact x * Phi(x), Phi from erf."""
     x = enp.asarray(x)
     if not approximate:
-        from ember.scipy.special import erf
         return 0.5 * x * (1 + erf(x * float(1 / np.sqrt(2))))  # Python floats: weak
     return 0.5 * x * (1 + enp.tanh(float(np.sqrt(2 / np.pi)) * (x + 0.044715 * x * x * x)))
-
-
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    x = enp.asarray(x)
-    peak = enp.max(x, axis=axis, keepdims=True)
-    peak = enp.where((peak > -np.inf) & (peak < np.inf), peak, 0)  # all -inf: no nan
-    out = enp.log(enp.sum(enp.exp(x - peak), axis=axis, keepdims=True)) + peak
-    return out if keepdims else enp.reshape(out, _reduced_shape(x.shape, axis))
 
 
 def softmax(x: Any, axis: int = -1) -> Any:
@@ -74,10 +63,3 @@ def one_hot(x: Any, num_classes: int, dtype: Any = np.float32) -> Any:
     x = enp.asarray(x)
     classes = enp.arange(num_classes, dtype=x.dtype)
     return enp.astype(enp.expand_dims(x, -1) == classes, dtype)
-
-
-def _reduced_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
-    if axis is None:
-        return ()
-    axes = {a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)}
-    return tuple(d for i, d in enumerate(shape) if i not in axes)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember import numpy as enp
 from ember.dialect import ops
 
@@ -17,8 +19,8 @@ def erfc(x: Any) -> Any:
 
 
 def expit(x: Any) -> Any:
-    from ember.nn import sigmoid
-    return sigmoid(x)
+    # 1 / (1 + exp(-x)) overflows harmlessly to 0 for very negative x (exp -> inf).
+    return 1 / (1 + enp.exp(-enp.asarray(x)))
 
 
 def logit(x: Any) -> Any:
@@ -27,8 +29,18 @@ def logit(x: Any) -> Any:
 
 
 def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    from ember.nn import logsumexp as _logsumexp
-    return _logsumexp(a, axis=axis, keepdims=keepdims)
+    x = enp.asarray(a)
+    peak = enp.max(x, axis=axis, keepdims=True)
+    peak = enp.where((peak > -np.inf) & (peak < np.inf), peak, 0)  # all -inf: no nan
+    out = enp.log(enp.sum(enp.exp(x - peak), axis=axis, keepdims=True)) + peak
+    return out if keepdims else enp.reshape(out, _reduced_shape(x.shape, axis))
+
+
+def _reduced_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
+    if axis is None:
+        return ()
+    axes = {a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis)}
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
 __all__ = ["erf", "erfc", "expit", "logit", "logsumexp"]
