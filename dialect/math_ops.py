@@ -11,12 +11,12 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .ops import _TRIG, _quiet, elementwise
+from .families import TRIG_BODY, elementwise, silent_ref
 from .types import kind
 
 
 def _math(name: str, fn: str, ref: Callable) -> object:
-    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, _quiet(ref),
+    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, silent_ref(ref),
                        kinds="f")
 
 
@@ -109,19 +109,19 @@ LOG1P = _math("log1p", "log1p", np.log1p)
 LOG2 = _math("log2", "log2", np.log2)
 # tan = sin / cos after the same argument reduction as sin and cos (IREE's own tan is off by
 # 3e-5, relative, at 353).
-_TAN = _TRIG.replace("{r} = math.FN {x8} : {t}", """{x9} = math.sin {x8} : {t}
+_TAN = TRIG_BODY.replace("{r} = math.FN {x8} : {t}", """{x9} = math.sin {x8} : {t}
 {x10} = math.cos {x8} : {t}
 {r} = arith.divf {x9}, {x10} : {t}""")
-TAN = elementwise("tan", 1, {"f": _TAN}, _quiet(np.tan), kinds="f")
+TAN = elementwise("tan", 1, {"f": _TAN}, silent_ref(np.tan), kinds="f")
 ASIN = _math("asin", "asin", np.arcsin)
 ACOS = _math("acos", "acos", np.arccos)
 ATAN = _math("atan", "atan", np.arctan)
 SINH = _math("sinh", "sinh", np.sinh)
 COSH = _math("cosh", "cosh", np.cosh)
 ASINH = elementwise("asinh", 1, _big(_ASINH),
-                    _quiet(np.arcsinh), kinds="f")
+                    silent_ref(np.arcsinh), kinds="f")
 ACOSH = elementwise("acosh", 1, _big(_ACOSH),
-                    _quiet(np.arccosh), kinds="f")
+                    silent_ref(np.arccosh), kinds="f")
 ATANH = _math("atanh", "atanh", np.arctanh)
 ERF = _math("erf", "erf", lambda x: _erf(x))
 # IREE's cbrt(inf) is nan: non-finite inputs are their own cube roots.
@@ -129,17 +129,17 @@ CBRT = elementwise("cbrt", 1, {"f": """{x0} = math.cbrt {0} : {t}
 {x1} = arith.subf {0}, {0} : {t}
 {x2} = arith.constant 0.0 : {t}
 {x3} = arith.cmpf oeq, {x1}, {x2} : {t}
-{r} = arith.select {x3}, {x0}, {0} : {t}"""}, _quiet(np.cbrt), kinds="f")
+{r} = arith.select {x3}, {x0}, {0} : {t}"""}, silent_ref(np.cbrt), kinds="f")
 ROUND = _math("round", "roundeven", np.round)  # half to even, as np.round and jnp.round
 TRUNC = _math("trunc", "trunc", np.trunc)
-ATAN2 = elementwise("atan2", 2, {"f": _ATAN2}, _quiet(np.arctan2), kinds="f")
+ATAN2 = elementwise("atan2", 2, {"f": _ATAN2}, silent_ref(np.arctan2), kinds="f")
 COPYSIGN = elementwise("copysign", 2, {"f": "{r} = math.copysign {0}, {1} : {t}"},
                        np.copysign, kinds="f")
 # x - x is 0 exactly when x is finite (inf - inf and nan - nan are nan).
 IS_FINITE = elementwise("is_finite", 1, {"f": "{x0} = arith.subf {0}, {0} : {t}\n"
                                               "{x1} = arith.constant 0.0 : {t}\n"
                                               "{r} = arith.cmpf oeq, {x0}, {x1} : {t}"},
-                        _quiet(np.isfinite), kinds="f", result_dtype=np.bool_)
+                        silent_ref(np.isfinite), kinds="f", result_dtype=np.bool_)
 XOR = elementwise("xor", 2, {"i": "{r} = arith.xori {0}, {1} : {t}"}, np.bitwise_xor,
                   kinds="bui", commutative=True)
 

@@ -8,12 +8,168 @@ Builders, IRDL, the tracer's binding, folding and lowering are all derived from 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
-from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError
+from .families import (
+    MAX_BODY,
+    MIN_BODY,
+    PRODUCT_BODY,
+    SUM_BODY,
+    TRIG_BODY,
+    check_axes,
+    elementwise,
+    highest,
+    lowest,
+    reduction,
+    same_dtypes,
+    silent_ref,
+    unary_float,
+)
+from .indexing_ops import (
+    CONCATENATE as CONCATENATE,
+)
+from .indexing_ops import (
+    REV as REV,
+)
+from .indexing_ops import (
+    SCATTER as SCATTER,
+)
+from .indexing_ops import (
+    SLICE as SLICE,
+)
+from .indexing_ops import (
+    TAKE as TAKE,
+)
+from .math_ops import (  # every row is reachable as ops.NAME (`X as X`: a re-export)
+    ACOS as ACOS,
+)
+from .math_ops import (
+    ACOSH as ACOSH,
+)
+from .math_ops import (
+    ASIN as ASIN,
+)
+from .math_ops import (
+    ASINH as ASINH,
+)
+from .math_ops import (
+    ATAN as ATAN,
+)
+from .math_ops import (
+    ATAN2 as ATAN2,
+)
+from .math_ops import (
+    ATANH as ATANH,
+)
+from .math_ops import (
+    CBRT as CBRT,
+)
+from .math_ops import (
+    COPYSIGN as COPYSIGN,
+)
+from .math_ops import (
+    COSH as COSH,
+)
+from .math_ops import (
+    DIV as DIV,
+)
+from .math_ops import (
+    ERF as ERF,
+)
+from .math_ops import (
+    EXP2 as EXP2,
+)
+from .math_ops import (
+    EXPM1 as EXPM1,
+)
+from .math_ops import (
+    IS_FINITE as IS_FINITE,
+)
+from .math_ops import (
+    LOG1P as LOG1P,
+)
+from .math_ops import (
+    LOG2 as LOG2,
+)
+from .math_ops import (
+    MATH_OPS as MATH_OPS,
+)
+from .math_ops import (
+    REM as REM,
+)
+from .math_ops import (
+    ROUND as ROUND,
+)
+from .math_ops import (
+    SHIFT_LEFT as SHIFT_LEFT,
+)
+from .math_ops import (
+    SHIFT_RIGHT as SHIFT_RIGHT,
+)
+from .math_ops import (
+    SINH as SINH,
+)
+from .math_ops import (
+    TAN as TAN,
+)
+from .math_ops import (
+    TRUNC as TRUNC,
+)
+from .math_ops import (
+    XOR as XOR,
+)
+from .opdef import Attr, OpDef, Trait, VerifyError
 from .opdef import require as _require
+from .scan_ops import (
+    COMBINERS as COMBINERS,
+)
+from .scan_ops import (
+    CUMULATIVE as CUMULATIVE,
+)
+from .scan_ops import (
+    REDUCE_PROD as REDUCE_PROD,
+)
+from .scan_ops import (
+    SCAN_OPS as SCAN_OPS,
+)
+from .scan_ops import (
+    SORT as SORT,
+)
+from .structured_ops import (
+    CASE as CASE,
+)
+from .structured_ops import (
+    COPY as COPY,
+)
+from .structured_ops import (
+    DEBUG_PRINT as DEBUG_PRINT,
+)
+from .structured_ops import (
+    ELEMENTWISE_FOR as ELEMENTWISE_FOR,
+)
+from .structured_ops import (
+    FOR as FOR,
+)
+from .structured_ops import (
+    FUSION as FUSION,
+)
+from .structured_ops import (
+    IF as IF,
+)
+from .structured_ops import (
+    REF_GET as REF_GET,
+)
+from .structured_ops import (
+    REF_SET as REF_SET,
+)
+from .structured_ops import (
+    WHILE as WHILE,
+)
+from .structured_ops import (
+    YIELD as YIELD,
+)
 from .types import ShapedArray, kind
 
 __all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
@@ -21,60 +177,18 @@ __all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
 
 # ----------------------------------------------------------------------------- elementwise
 
-def _same_shapes(op: str, avals: tuple[ShapedArray, ...]) -> None:
-    shapes = [a.shape for a in avals]
-    _require(len(set(shapes)) <= 1, op, "operands of one shape", shapes)
 
 
-def _same_dtypes(op: str, avals: tuple[ShapedArray, ...]) -> None:
-    dtypes = [str(a.dtype) for a in avals]
-    _require(len(set(dtypes)) <= 1, op, "operands of one dtype", dtypes)
 
 
-def _kinds_allowed(op: str, allowed: str, avals: tuple[ShapedArray, ...]) -> None:
-    for a in avals:
-        _require(kind(a.dtype) in allowed, op, f"operand kinds in '{allowed}'", a.dtype)
 
 
-def _weak(avals: tuple[ShapedArray, ...]) -> bool:
-    return all(a.weak_type for a in avals)
 
 
-def _table(templates: Mapping[str, str]) -> ScalarBody:
-    """A scalar body chosen by dtype kind; 'u' falls back to 'i', 'b' to 'u' then 'i'."""
-
-    def body(k: str, attrs: Mapping) -> str:
-        for candidate in {"b": "bui", "u": "ui"}.get(k, k):
-            if candidate in templates:
-                return templates[candidate]
-        raise VerifyError(f"no scalar lowering for dtype kind {k!r}")
-
-    return body
 
 
-def elementwise(name: str, arity: int, templates: Mapping[str, str] | ScalarBody,
-                reference: Callable, *, kinds: str = "buif", result_dtype=None,
-                commutative: bool = False, doc: str = "") -> OpDef:
-    """The one factory for elementwise ops (JAX's `standard_naryop`)."""
-    full = f"ember.{name}"
-
-    def infer(*avals: ShapedArray, **attrs) -> ShapedArray:
-        _require(len(avals) == arity, full, f"{arity} operands", len(avals))
-        _same_shapes(full, avals)
-        _same_dtypes(full, avals[-2:] if name == "select" else avals)
-        _kinds_allowed(full, kinds, avals[1:] if name == "select" else avals)
-        dtype = avals[-1].dtype if result_dtype is None else np.dtype(result_dtype)
-        return ShapedArray(avals[0].shape, dtype, _weak(avals) and result_dtype is None)
-
-    traits = {Trait.PURE, Trait.ELEMENTWISE} | ({Trait.COMMUTATIVE} if commutative else set())
-    scalar = templates if callable(templates) else _table(templates)
-    return OpDef(full, ("lhs", "rhs", "third")[:arity] if arity > 1 else ("operand",),
-                 infer, reference, frozenset(traits), scalar=scalar, doc=doc)
 
 
-def _unary_float(name: str, fn: str, ref: Callable, doc: str = "") -> OpDef:
-    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, ref, kinds="f",
-                       doc=doc)
 
 
 _CMP_F = {"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": "oge"}
@@ -225,9 +339,6 @@ def _convert() -> OpDef:
 
 # ----------------------------------------------------------------------------- structural
 
-def _check_axes(op: str, axes: tuple[int, ...], ndim: int) -> None:
-    _require(all(0 <= a < ndim for a in axes) and len(set(axes)) == len(axes), op,
-             f"distinct axes in [0, {ndim})", axes)
 
 
 def _constant() -> OpDef:
@@ -244,7 +355,7 @@ def _constant() -> OpDef:
 
 def _iota() -> OpDef:
     def infer(*, dimension: int, shape: tuple[int, ...], dtype) -> ShapedArray:
-        _check_axes("ember.iota", (dimension,), len(shape))
+        check_axes("ember.iota", (dimension,), len(shape))
         return ShapedArray(tuple(shape), np.dtype(dtype))
 
     def reference(*, dimension, shape, dtype):
@@ -313,46 +424,22 @@ def _transpose() -> OpDef:
                  doc="Permute axes: result axis i is operand axis permutation[i].")
 
 
-def _reduce(name: str, ref: Callable, combiner: Mapping[str, str], init: Callable,
-            doc: str) -> OpDef:
-    full = f"ember.{name}"
-
-    def infer(x: ShapedArray, *, axes) -> ShapedArray:
-        axes = tuple(axes)
-        _check_axes(full, axes, x.ndim)
-        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-        return ShapedArray(shape, x.dtype, x.weak_type)
-
-    def reference(x, *, axes):
-        return np.asarray(ref(x, axis=tuple(axes))).astype(x.dtype)
-
-    return OpDef(full, ("operand",), infer, reference,
-                 frozenset({Trait.PURE, Trait.REDUCTION}), {"axes": Attr.I64_ARRAY},
-                 scalar=_table(combiner), init=init, doc=doc)
 
 
 def _reduce_max_ref(x, axis):
     if x.size == 0:
-        return np.full([d for i, d in enumerate(x.shape) if i not in axis], _lowest(x.dtype))
+        return np.full([d for i, d in enumerate(x.shape) if i not in axis], lowest(x.dtype))
     return np.max(x, axis=axis)
 
 
 def _reduce_min_ref(x, axis):
     if x.size == 0:
-        return np.full([d for i, d in enumerate(x.shape) if i not in axis], _highest(x.dtype))
+        return np.full([d for i, d in enumerate(x.shape) if i not in axis], highest(x.dtype))
     return np.min(x, axis=axis)
 
 
-def _lowest(dtype: np.dtype):
-    if kind(dtype) == "f":
-        return -np.inf
-    return False if dtype == np.bool_ else np.iinfo(dtype).min
 
 
-def _highest(dtype: np.dtype):
-    if kind(dtype) == "f":
-        return np.inf
-    return True if dtype == np.bool_ else np.iinfo(dtype).max
 
 
 def _dot_general() -> OpDef:
@@ -360,10 +447,10 @@ def _dot_general() -> OpDef:
 
     def infer(lhs: ShapedArray, rhs: ShapedArray, *, lhs_contracting, rhs_contracting,
               lhs_batch, rhs_batch) -> ShapedArray:
-        _same_dtypes(name, (lhs, rhs))
+        same_dtypes(name, (lhs, rhs))
         lc, rc, lb, rb = map(tuple, (lhs_contracting, rhs_contracting, lhs_batch, rhs_batch))
-        _check_axes(name, lc + lb, lhs.ndim)
-        _check_axes(name, rc + rb, rhs.ndim)
+        check_axes(name, lc + lb, lhs.ndim)
+        check_axes(name, rc + rb, rhs.ndim)
         _require(len(lc) == len(rc) and len(lb) == len(rb), name,
                  "as many lhs as rhs contracting and batch dims", (lc, rc, lb, rb))
         for a, b in zip(lc + lb, rc + rb, strict=True):
@@ -394,13 +481,6 @@ def _dot_general() -> OpDef:
                  doc="Contraction; result axes are batch, lhs free, rhs free (as in XLA).")
 
 
-def _quiet(fn: Callable) -> Callable:
-    def ref(*args, **kwargs):
-        with np.errstate(all="ignore"):
-            return fn(*args, **kwargs)
-
-    ref.__name__ = getattr(fn, "__name__", "ref")
-    return ref
 
 
 def _pow_ref(a, b):
@@ -413,23 +493,15 @@ def _pow_ref(a, b):
     return np.power(a, b)
 
 
-_SUM = {"f": "{r} = arith.addf {0}, {1} : {t}", "i": "{r} = arith.addi {0}, {1} : {t}",
-        "b": "{r} = arith.ori {0}, {1} : {t}"}
-_PRODUCT = {"f": "{r} = arith.mulf {0}, {1} : {t}", "i": "{r} = arith.muli {0}, {1} : {t}",
-            "b": "{r} = arith.andi {0}, {1} : {t}"}
-_MAX = {"f": "{r} = arith.maximumf {0}, {1} : {t}", "i": "{r} = arith.maxsi {0}, {1} : {t}",
-        "u": "{r} = arith.maxui {0}, {1} : {t}", "b": "{r} = arith.ori {0}, {1} : {t}"}
-_MIN = {"f": "{r} = arith.minimumf {0}, {1} : {t}", "i": "{r} = arith.minsi {0}, {1} : {t}",
-        "u": "{r} = arith.minui {0}, {1} : {t}", "b": "{r} = arith.andi {0}, {1} : {t}"}
 
-ADD = elementwise("add", 2, _SUM, _quiet(np.add), commutative=True)
+ADD = elementwise("add", 2, SUM_BODY, silent_ref(np.add), commutative=True)
 SUB = elementwise("sub", 2, {"f": "{r} = arith.subf {0}, {1} : {t}",
                              "i": "{r} = arith.subi {0}, {1} : {t}"},
-                  _quiet(np.subtract), kinds="uif")
-MUL = elementwise("mul", 2, _PRODUCT, _quiet(np.multiply), commutative=True)
-POW = elementwise("pow", 2, _pow_body, _quiet(_pow_ref), kinds="uif")
-MAX = elementwise("max", 2, _MAX, _quiet(np.maximum), commutative=True)
-MIN = elementwise("min", 2, _MIN, _quiet(np.minimum), commutative=True)
+                  silent_ref(np.subtract), kinds="uif")
+MUL = elementwise("mul", 2, PRODUCT_BODY, silent_ref(np.multiply), commutative=True)
+POW = elementwise("pow", 2, _pow_body, silent_ref(_pow_ref), kinds="uif")
+MAX = elementwise("max", 2, MAX_BODY, silent_ref(np.maximum), commutative=True)
+MIN = elementwise("min", 2, MIN_BODY, silent_ref(np.minimum), commutative=True)
 AND = elementwise("and", 2, {"i": "{r} = arith.andi {0}, {1} : {t}"}, np.bitwise_and,
                   kinds="bui", commutative=True)
 OR = elementwise("or", 2, {"i": "{r} = arith.ori {0}, {1} : {t}"}, np.bitwise_or,
@@ -441,7 +513,7 @@ NOT = elementwise("not", 1, {"b": "{x0} = arith.constant true\n{r} = arith.xori 
 NEG = elementwise("neg", 1, {"f": "{r} = arith.negf {0} : {t}",
                              "i": "{x0} = arith.constant 0 : {t}\n"
                                   "{r} = arith.subi {x0}, {0} : {t}"},
-                  _quiet(np.negative), kinds="uif")
+                  silent_ref(np.negative), kinds="uif")
 ABS = elementwise("abs", 1, {"f": "{r} = math.absf {0} : {t}", "i": "{r} = math.absi {0} : {t}",
                              "u": "{r} = {0}"}, np.abs, kinds="uif")
 SIGN = elementwise("sign", 1, {
@@ -456,27 +528,15 @@ SIGN = elementwise("sign", 1, {
     "u": "{x0} = arith.constant 0 : {t}\n{x1} = arith.constant 1 : {t}\n"
          "{x3} = arith.cmpi ugt, {0}, {x0} : {t}\n{r} = arith.select {x3}, {x1}, {x0} : {t}"},
     _sign_ref, kinds="uif")
-EXP = _unary_float("exp", "exp", _quiet(np.exp))
-LOG = _unary_float("log", "log", _quiet(np.log))
-SQRT = _unary_float("sqrt", "sqrt", _quiet(np.sqrt))
-RSQRT = _unary_float("rsqrt", "rsqrt", _quiet(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
-TANH = _unary_float("tanh", "tanh", _quiet(np.tanh))
-# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
-# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
-_TRIG = """{x0} = arith.constant 0.15915494309189535 : {t}
-{x1} = arith.mulf {0}, {x0} : {t}
-{x2} = math.roundeven {x1} : {t}
-{x3} = arith.constant 6.28125 : {t}
-{x4} = arith.constant 0.0019353071795864769 : {t}
-{x5} = arith.mulf {x2}, {x3} : {t}
-{x6} = arith.subf {0}, {x5} : {t}
-{x7} = arith.mulf {x2}, {x4} : {t}
-{x8} = arith.subf {x6}, {x7} : {t}
-{r} = math.FN {x8} : {t}"""
-SIN = elementwise("sin", 1, {"f": _TRIG.replace("FN", "sin")}, _quiet(np.sin), kinds="f")
-COS = elementwise("cos", 1, {"f": _TRIG.replace("FN", "cos")}, _quiet(np.cos), kinds="f")
-FLOOR = _unary_float("floor", "floor", np.floor)
-CEIL = _unary_float("ceil", "ceil", np.ceil)
+EXP = unary_float("exp", "exp", silent_ref(np.exp))
+LOG = unary_float("log", "log", silent_ref(np.log))
+SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt))
+RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
+TANH = unary_float("tanh", "tanh", silent_ref(np.tanh))
+SIN = elementwise("sin", 1, {"f": TRIG_BODY.replace("FN", "sin")}, silent_ref(np.sin), kinds="f")
+COS = elementwise("cos", 1, {"f": TRIG_BODY.replace("FN", "cos")}, silent_ref(np.cos), kinds="f")
+FLOOR = unary_float("floor", "floor", np.floor)
+CEIL = unary_float("ceil", "ceil", np.ceil)
 SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}",
                                    "i": "{r} = arith.select {0}, {1}, {2} : {t}"},
                      np.where, doc="select(pred, on_true, on_false); pred is bool.")
@@ -487,10 +547,11 @@ IOTA = _iota()
 BROADCAST_IN_DIM = _broadcast_in_dim()
 RESHAPE = _reshape()
 TRANSPOSE = _transpose()
-REDUCE_SUM = _reduce("reduce_sum", np.sum, _SUM, lambda d: 0,
-                     "Sum over `axes`.")
-REDUCE_MAX = _reduce("reduce_max", _reduce_max_ref, _MAX, _lowest, "Max over `axes`; NaN wins.")
-REDUCE_MIN = _reduce("reduce_min", _reduce_min_ref, _MIN, _highest, "Min over `axes`; NaN wins.")
+REDUCE_SUM = reduction("reduce_sum", np.sum, SUM_BODY, lambda d: 0, "Sum over `axes`.")
+REDUCE_MAX = reduction("reduce_max", _reduce_max_ref, MAX_BODY, lowest,
+                       "Max over `axes`; NaN wins.")
+REDUCE_MIN = reduction("reduce_min", _reduce_min_ref, MIN_BODY, highest,
+                       "Min over `axes`; NaN wins.")
 DOT_GENERAL = _dot_general()
 
 
@@ -529,7 +590,7 @@ def _dynamic_update_slice() -> OpDef:
     def infer(x: ShapedArray, update: ShapedArray, *starts: ShapedArray,
               strides) -> ShapedArray:
         _start_indices(name, x, starts)
-        _same_dtypes(name, (x, update))
+        same_dtypes(name, (x, update))
         _require(len(strides) == x.ndim and all(s >= 1 for s in strides), name,
                  f"{x.ndim} strides of at least 1", tuple(strides))
         _require(update.ndim == x.ndim and all(
@@ -565,32 +626,13 @@ DYNAMIC_UPDATE_SLICE = _dynamic_update_slice()
 
 # ----------------------------------------------------------------------------- control flow
 
-from .indexing_ops import CONCATENATE, REV, SCATTER, SLICE, TAKE  # noqa: E402
-from .math_ops import *  # noqa: E402, F403  (DIV, EXP2, ... and MATH_OPS)
-from .scan_ops import *  # noqa: E402, F403  (REDUCE_PROD, CUMULATIVE, SORT)
-
-# Control flow, fusion, refs and debug printing: rows with regions or side effects.
-from .structured_ops import (  # noqa: E402
-    CASE,
-    COPY,
-    DEBUG_PRINT,
-    ELEMENTWISE_FOR,
-    FOR,
-    FUSION,
-    IF,
-    REF_GET,
-    REF_SET,
-    WHILE,
-    YIELD,
-)
-
 OPS: dict[str, OpDef] = {
     op.name: op for op in (
-        ADD, SUB, MUL, DIV, POW, MAX,  # noqa: F405
+        ADD, SUB, MUL, DIV, POW, MAX,
         MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,  # noqa: F405
-        *SCAN_OPS)  # noqa: F405
+        WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,
+        *SCAN_OPS)
 }

@@ -8,19 +8,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from .families import (
+    MAX_BODY,
+    MIN_BODY,
+    PRODUCT_BODY,
+    SUM_BODY,
+    by_kind,
+    highest,
+    lowest,
+    reduction,
+)
 from .opdef import Attr, OpDef, Trait
 from .opdef import require as _require
-from .ops import _MAX, _MIN, _PRODUCT, _SUM, _highest, _lowest, _reduce, _table
 from .types import ShapedArray, kind
 
-REDUCE_PROD = _reduce("reduce_prod", np.prod, _PRODUCT, lambda d: 1, "Product over `axes`.")
+REDUCE_PROD = reduction("reduce_prod", np.prod, PRODUCT_BODY, lambda d: 1, "Product over `axes`.")
 
 # combiner name -> (scalar body, identity, NumPy accumulate)
 COMBINERS = {
-    "sum": (_SUM, lambda d: 0, np.add.accumulate),
-    "prod": (_PRODUCT, lambda d: 1, np.multiply.accumulate),
-    "max": (_MAX, _lowest, np.maximum.accumulate),
-    "min": (_MIN, _highest, np.minimum.accumulate),
+    "sum": (SUM_BODY, lambda d: 0, np.add.accumulate),
+    "prod": (PRODUCT_BODY, lambda d: 1, np.multiply.accumulate),
+    "max": (MAX_BODY, lowest, np.maximum.accumulate),
+    "min": (MIN_BODY, highest, np.minimum.accumulate),
 }
 
 
@@ -39,7 +48,7 @@ def _cumulative() -> OpDef:
             return COMBINERS[combiner][2](x, axis=axis).astype(x.dtype)
 
     def scalar(k: str, attrs) -> str:
-        return _table(COMBINERS[attrs["combiner"]][0])(k, attrs)
+        return by_kind(COMBINERS[attrs["combiner"]][0])(k, attrs)
 
     return OpDef(name, ("operand",), infer, reference, frozenset({Trait.PURE}),
                  {"axis": Attr.I64, "combiner": Attr.STRING}, scalar=scalar,

@@ -1,0 +1,146 @@
+"""The factories of op families, shared by the modules of rows (ops.py, math_ops.py,
+scan_ops.py): elementwise ops and their scalar bodies by dtype kind, reductions and their
+combiners, and the checks their shape rules share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError
+from .opdef import require as _require
+from .types import ShapedArray, kind
+
+
+def _same_shapes(op: str, avals: tuple[ShapedArray, ...]) -> None:
+    shapes = [a.shape for a in avals]
+    _require(len(set(shapes)) <= 1, op, "operands of one shape", shapes)
+
+
+def same_dtypes(op: str, avals: tuple[ShapedArray, ...]) -> None:
+    dtypes = [str(a.dtype) for a in avals]
+    _require(len(set(dtypes)) <= 1, op, "operands of one dtype", dtypes)
+
+
+def _kinds_allowed(op: str, allowed: str, avals: tuple[ShapedArray, ...]) -> None:
+    for a in avals:
+        _require(kind(a.dtype) in allowed, op, f"operand kinds in '{allowed}'", a.dtype)
+
+
+def _weak(avals: tuple[ShapedArray, ...]) -> bool:
+    return all(a.weak_type for a in avals)
+
+
+def by_kind(templates: Mapping[str, str]) -> ScalarBody:
+    """A scalar body chosen by dtype kind; 'u' falls back to 'i', 'b' to 'u' then 'i'."""
+
+    def body(k: str, attrs: Mapping) -> str:
+        for candidate in {"b": "bui", "u": "ui"}.get(k, k):
+            if candidate in templates:
+                return templates[candidate]
+        raise VerifyError(f"no scalar lowering for dtype kind {k!r}")
+
+    return body
+
+
+def elementwise(name: str, arity: int, templates: Mapping[str, str] | ScalarBody,
+                reference: Callable, *, kinds: str = "buif", result_dtype=None,
+                commutative: bool = False, doc: str = "") -> OpDef:
+    """The one factory for elementwise ops (JAX's `standard_naryop`)."""
+    full = f"ember.{name}"
+
+    def infer(*avals: ShapedArray, **attrs) -> ShapedArray:
+        _require(len(avals) == arity, full, f"{arity} operands", len(avals))
+        _same_shapes(full, avals)
+        same_dtypes(full, avals[-2:] if name == "select" else avals)
+        _kinds_allowed(full, kinds, avals[1:] if name == "select" else avals)
+        dtype = avals[-1].dtype if result_dtype is None else np.dtype(result_dtype)
+        return ShapedArray(avals[0].shape, dtype, _weak(avals) and result_dtype is None)
+
+    traits = {Trait.PURE, Trait.ELEMENTWISE} | ({Trait.COMMUTATIVE} if commutative else set())
+    scalar = templates if callable(templates) else by_kind(templates)
+    return OpDef(full, ("lhs", "rhs", "third")[:arity] if arity > 1 else ("operand",),
+                 infer, reference, frozenset(traits), scalar=scalar, doc=doc)
+
+
+def unary_float(name: str, fn: str, ref: Callable, doc: str = "") -> OpDef:
+    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, ref, kinds="f",
+                       doc=doc)
+
+
+def check_axes(op: str, axes: tuple[int, ...], ndim: int) -> None:
+    _require(all(0 <= a < ndim for a in axes) and len(set(axes)) == len(axes), op,
+             f"distinct axes in [0, {ndim})", axes)
+
+
+def reduction(name: str, ref: Callable, combiner: Mapping[str, str], init: Callable,
+            doc: str) -> OpDef:
+    full = f"ember.{name}"
+
+    def infer(x: ShapedArray, *, axes) -> ShapedArray:
+        axes = tuple(axes)
+        check_axes(full, axes, x.ndim)
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        return ShapedArray(shape, x.dtype, x.weak_type)
+
+    def reference(x, *, axes):
+        return np.asarray(ref(x, axis=tuple(axes))).astype(x.dtype)
+
+    return OpDef(full, ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.REDUCTION}), {"axes": Attr.I64_ARRAY},
+                 scalar=by_kind(combiner), init=init, doc=doc)
+
+
+def lowest(dtype: np.dtype):
+    if kind(dtype) == "f":
+        return -np.inf
+    return False if dtype == np.bool_ else np.iinfo(dtype).min
+
+
+def highest(dtype: np.dtype):
+    if kind(dtype) == "f":
+        return np.inf
+    return True if dtype == np.bool_ else np.iinfo(dtype).max
+
+
+def silent_ref(fn: Callable) -> Callable:
+    """A NumPy reference that computes without floating-point warnings (overflow to inf,
+    0/0 to nan: what the compiled op gives)."""
+
+    def ref(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+    ref.__name__ = getattr(fn, "__name__", "ref")
+    return ref
+
+
+SUM_BODY = {"f": "{r} = arith.addf {0}, {1} : {t}", "i": "{r} = arith.addi {0}, {1} : {t}",
+        "b": "{r} = arith.ori {0}, {1} : {t}"}
+
+
+PRODUCT_BODY = {"f": "{r} = arith.mulf {0}, {1} : {t}", "i": "{r} = arith.muli {0}, {1} : {t}",
+            "b": "{r} = arith.andi {0}, {1} : {t}"}
+
+
+MAX_BODY = {"f": "{r} = arith.maximumf {0}, {1} : {t}", "i": "{r} = arith.maxsi {0}, {1} : {t}",
+        "u": "{r} = arith.maxui {0}, {1} : {t}", "b": "{r} = arith.ori {0}, {1} : {t}"}
+
+
+MIN_BODY = {"f": "{r} = arith.minimumf {0}, {1} : {t}", "i": "{r} = arith.minsi {0}, {1} : {t}",
+        "u": "{r} = arith.minui {0}, {1} : {t}", "b": "{r} = arith.andi {0}, {1} : {t}"}
+
+
+# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
+# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
+TRIG_BODY = """{x0} = arith.constant 0.15915494309189535 : {t}
+{x1} = arith.mulf {0}, {x0} : {t}
+{x2} = math.roundeven {x1} : {t}
+{x3} = arith.constant 6.28125 : {t}
+{x4} = arith.constant 0.0019353071795864769 : {t}
+{x5} = arith.mulf {x2}, {x3} : {t}
+{x6} = arith.subf {0}, {x5} : {t}
+{x7} = arith.mulf {x2}, {x4} : {t}
+{x8} = arith.subf {x6}, {x7} : {t}
+{r} = math.FN {x8} : {t}"""
