@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,oracle]'
+	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
 venv: $(STAMP)

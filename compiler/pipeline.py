@@ -19,7 +19,6 @@ from . import bufferize, iree_driver, passes
 from .disk_cache import CacheKey
 from .errors import CompileError
 
-PHASES = ("ember", "linalg", "vmfb")
 EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-fuse", "ember-bufferize")
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
@@ -60,14 +59,6 @@ def _export(module: mlir.Module, export: str, reflection: dict[str, str]) -> Non
         if reflection:
             entry.attributes["iree.reflection"] = mlir.DictAttr.get(
                 {k: mlir.StringAttr.get(v) for k, v in reflection.items()})
-
-
-def entry_name(module: mlir.Module) -> str:
-    """The exported name of a lowered module's entry function."""
-    with eir.LOCK, module.context:
-        return next(mlir.StringAttr(op.attributes["sym_name"]).value
-                    for op in (o.operation for o in module.body.operations)
-                    if op.name == "func.func" and "sym_visibility" not in op.attributes)
 
 
 def _all_ops(root: mlir.Operation):

@@ -1,5 +1,6 @@
 """ember.nn against jax.nn (the oracle, when installed) and NumPy formulas."""
 
+import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,8 +10,6 @@ from hypothesis.extra import numpy as hnp
 import ember
 from ember import nn
 from helpers import assert_close
-
-jax = pytest.importorskip("jax")  # the oracle (an optional dependency)
 
 VALUES = hnp.arrays(np.float32, st.sampled_from([(6,), (3, 4)]),
                     elements=st.floats(-30, 30, width=32))

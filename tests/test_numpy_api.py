@@ -2,6 +2,7 @@
 (values and result dtypes) and NumPy (values), over random shapes (0-size, rank 0), dtypes
 and values (inf, nan, ties), eagerly and under jit."""
 
+import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
 from conftest import few_examples
@@ -14,7 +15,6 @@ import ember
 import ember.numpy as enp
 from helpers import assert_close
 
-jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 F32, I32, U8, B = (np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_))
@@ -243,3 +243,39 @@ def test_one_argument_where_is_concrete_nonzero():
     compare(enp.flatnonzero(a), np.flatnonzero(a).astype(np.int32))
     with pytest.raises(ember.errors.ConcretizationTypeError, match="three-argument where"):
         ember.jit(lambda v: enp.where(v > 0))(a)
+
+
+X = np.array([[1.5, -np.inf, 3.0, np.nan], [np.inf, -2.0, 0.0, 4.0]], np.float32)
+FINITE = np.array([[1.5, -1.0, 3.0, 2.0], [0.5, -2.0, 0.0, 4.0]], np.float32)
+PUBLIC = {  # functions no other test reaches: each against jax.numpy, values and dtype
+    "zeros_like": lambda np_: np_.zeros_like(FINITE, dtype=np.int32),
+    "ones_like": lambda np_: np_.ones_like(FINITE),
+    "ptp": lambda np_: np_.ptp(FINITE, axis=1),
+    "nanmean": lambda np_: np_.nanmean(np.where(np.isinf(X), 1.0, X), axis=1),
+    "isposinf": lambda np_: np_.isposinf(X),
+    "isneginf": lambda np_: np_.isneginf(X),
+    "allclose": lambda np_: np_.allclose(FINITE, FINITE + 1e-7),
+    "array_equal": lambda np_: np_.array_equal(FINITE, FINITE.copy()),
+    "float_power": lambda np_: np_.float_power(np.abs(FINITE), 2.5),
+    "hsplit": lambda np_: np_.hsplit(FINITE, 2)[1],
+    "vsplit": lambda np_: np_.vsplit(FINITE, 2)[0],
+    "fliplr": lambda np_: np_.fliplr(FINITE),
+    "flipud": lambda np_: np_.flipud(FINITE),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_public_functions_match_jax(name):
+    ours, theirs = PUBLIC[name](enp), PUBLIC[name](jnp)
+    assert_close(ours, np.asarray(theirs), rtol=1e-6)
+
+
+def test_allclose_and_array_equal_say_no():
+    assert bool(enp.allclose(FINITE, FINITE + 1e-3)) is bool(jnp.allclose(FINITE, FINITE + 1e-3))
+    assert bool(enp.array_equal(FINITE, FINITE + 1)) is False
+    assert bool(enp.array_equal(FINITE, FINITE[:1])) is False
+
+
+def test_empty_like_has_the_shape_and_dtype():
+    out = enp.empty_like(FINITE, dtype=np.int8)
+    assert out.shape == FINITE.shape and out.dtype == np.int8
