@@ -36,7 +36,7 @@ STALE_TMP_SECONDS = 3600  # a writer renames its file within seconds; older ones
 
 
 @dataclass(frozen=True)
-class CacheKey:
+class DiskKey:
     """Named parts, each hashed; a miss can say which part changed since the last entry."""
 
     parts: tuple[tuple[str, str], ...]  # (name, value); "ir" names the program
@@ -99,13 +99,13 @@ class DiskCache:
             return f.read()
 
     # -- entries
-    def _entry(self, key: CacheKey) -> Path:
+    def _entry(self, key: DiskKey) -> Path:
         return self.root / f"{key.digest}.vmfb"
 
-    def _sidecar(self, key: CacheKey) -> Path:
+    def _sidecar(self, key: DiskKey) -> Path:
         return self.root / f"{key.program}.key.json"
 
-    def get(self, key: CacheKey) -> tuple[bytes | None, str]:
+    def get(self, key: DiskKey) -> tuple[bytes | None, str]:
         """(payload, why it missed); payload is None on a miss."""
         if not self.usable:
             return None, "the cache directory is unusable"
@@ -126,7 +126,7 @@ class DiskCache:
             pass
         return payload, ""
 
-    def discard(self, key: CacheKey, why: str) -> None:
+    def discard(self, key: DiskKey, why: str) -> None:
         """Drop an entry that cannot be used (refused, or IREE cannot load it): it is
         recompiled and written again."""
         path = self._entry(key)
@@ -137,7 +137,7 @@ class DiskCache:
         except OSError:
             pass
 
-    def _why_missing(self, key: CacheKey) -> str:
+    def _why_missing(self, key: DiskKey) -> str:
         try:
             before = json.loads(self._read(self._sidecar(key)))
             assert isinstance(before, dict)
@@ -148,7 +148,7 @@ class DiskCache:
                    for n in sorted(set(now) | set(before)) if now.get(n) != before.get(n)]
         return "the program was compiled before, but " + "; ".join(changed)
 
-    def put(self, key: CacheKey, payload: bytes) -> None:
+    def put(self, key: DiskKey, payload: bytes) -> None:
         if not self.usable:
             return
         owner = bytes.fromhex(key.digest)
@@ -201,7 +201,7 @@ class DiskCache:
             path.unlink(missing_ok=True)
 
 
-def _unpack(data: bytes, key: CacheKey) -> bytes | str:
+def _unpack(data: bytes, key: DiskKey) -> bytes | str:
     """The payload of an entry written for `key`, or why the bytes are not one."""
     if not data.startswith(MAGIC) or len(data) < _HEADER:
         return "not an Ember cache entry, or truncated"

@@ -16,7 +16,7 @@ from iree.compiler import version as iree_version
 from ember.dialect import ir as eir
 
 from . import bufferize, iree_driver, passes
-from .disk_cache import CacheKey
+from .disk_cache import DiskKey
 from .errors import CompileError
 
 EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-fuse", "ember-bufferize")
@@ -69,10 +69,6 @@ def _all_ops(root: mlir.Operation):
                 yield from _all_ops(op.operation)
 
 
-def to_vmfb(linalg_text: str, target: str = "cpu", name: str = "module") -> bytes:
-    return iree_driver.compile_text(linalg_text, iree_driver.target(target), name=name)
-
-
 def clone(module: mlir.Module) -> mlir.Module:
     with eir.LOCK, eir.context():
         return mlir.Module.parse(str(module))
@@ -94,7 +90,7 @@ def _versions() -> tuple[str, str]:
         f"{iree_version.VERSION} {iree_version.REVISIONS.get('IREE', '')}")
 
 
-def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> CacheKey:
+def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> DiskKey:
     """The persistent-cache key: every input that decides the compiled bytes, by name."""
     tgt = iree_driver.target(target)
     ember, iree = _versions()
@@ -102,7 +98,7 @@ def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> CacheKey:
     if iree_driver.platform(tgt.name) == "cpu":  # "host" compiles for this machine's CPU
         name, features = iree_driver.cpu_features(tgt)
         cpu = (("cpu", f"{name} {','.join(sorted(features))}"),)
-    return CacheKey((
+    return DiskKey((
         ("ir", ember_text),
         ("abi", abi),
         ("pipeline", " ".join(EMBER_PASSES + LINALG_PASSES)),

@@ -14,7 +14,7 @@ import pytest
 
 import ember
 from ember.compiler import disk_cache
-from ember.compiler.disk_cache import MAGIC, CacheKey, CacheWarning, DiskCache
+from ember.compiler.disk_cache import MAGIC, CacheWarning, DiskCache, DiskKey
 from helpers import assert_close
 
 X = np.arange(3, dtype=np.float32)
@@ -99,9 +99,9 @@ def test_an_entry_with_a_valid_checksum_and_no_module_inside_is_recompiled(disk)
 
 def test_a_fifo_in_place_of_an_entry_or_sidecar_does_not_hang(tmp_path):
     cache = DiskCache(tmp_path / "c")
-    key = CacheKey((("ir", "p"),))
+    key = DiskKey((("ir", "p"),))
     os.mkfifo(cache._entry(key))
-    other = CacheKey((("ir", "q"),))
+    other = DiskKey((("ir", "q"),))
     os.mkfifo(cache._sidecar(other))
     results = []
     reader = threading.Thread(target=lambda: results.extend([cache.get(key), cache.get(other)]),
@@ -145,7 +145,7 @@ def test_eviction_and_clear_touch_only_the_caches_files(tmp_path):
     stale_tmp.write_bytes(bytes(1000))
     old = time.time() - 2 * disk_cache.STALE_TMP_SECONDS
     os.utime(stale_tmp, (old, old))
-    keys = [CacheKey((("ir", f"program {i}"),)) for i in range(4)]
+    keys = [DiskKey((("ir", f"program {i}"),)) for i in range(4)]
     for key in keys:
         cache.put(key, bytes(1000))
     assert mine.exists() and notes.exists() and fresh_tmp.exists()

@@ -16,7 +16,7 @@ import ember
 import ember.numpy as jnp
 from ember._src import compilation
 from ember.compiler import pipeline
-from ember.compiler.disk_cache import CacheKey, CacheWarning, DiskCache
+from ember.compiler.disk_cache import CacheWarning, DiskCache, DiskKey
 from helpers import assert_close
 
 
@@ -251,7 +251,7 @@ def test_a_shared_directory_is_not_used(tmp_path):
 
 def test_lru_eviction_keeps_the_cache_under_its_cap(tmp_path):
     cache = DiskCache(tmp_path / "c", max_bytes=2500)
-    keys = [CacheKey((("ir", f"program {i}"),)) for i in range(4)]
+    keys = [DiskKey((("ir", f"program {i}"),)) for i in range(4)]
     for i, key in enumerate(keys):
         cache.put(key, bytes(1000))
         if i == 1:
@@ -262,9 +262,9 @@ def test_lru_eviction_keeps_the_cache_under_its_cap(tmp_path):
 
 def test_disk_miss_says_which_part_changed(tmp_path):
     cache = DiskCache(tmp_path / "c")
-    old = CacheKey((("ir", "p"), ("iree_version", "3.12")))
+    old = DiskKey((("ir", "p"), ("iree_version", "3.12")))
     cache.put(old, b"x")
-    payload, why = cache.get(CacheKey((("ir", "p"), ("iree_version", "3.13"))))
+    payload, why = cache.get(DiskKey((("ir", "p"), ("iree_version", "3.13"))))
     assert payload is None
     assert "iree_version now '3.13' and before '3.12'" in why
 
@@ -278,7 +278,7 @@ def test_cache_key_names_every_part():
 
 def _hammer(root: str, n: int) -> None:
     cache = DiskCache(root)
-    key = CacheKey((("ir", "shared"),))
+    key = DiskKey((("ir", "shared"),))
     for i in range(n):
         cache.put(key, bytes([i % 256]) * 50_000)
         payload, _ = cache.get(key)

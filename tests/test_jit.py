@@ -256,12 +256,12 @@ def test_method_strategy_3_pytree_detects_mutation():
 
 
 def test_compile_error_carries_diagnostics_and_saved_ir():
-    from ember.compiler import pipeline
+    from ember.compiler import iree_driver
 
     bad = ('func.func @main(%a: tensor<4xf80>) -> tensor<4xf80> {\n'
            '  %x = math.erf %a : tensor<4xf80>\n  return %x : tensor<4xf80>\n}\n')
     with pytest.raises(CompileError) as info:
-        pipeline.to_vmfb(bad, name="bad")
+        iree_driver.compile_text(bad, iree_driver.target("cpu"), name="bad")
     err = info.value
     assert "error" in err.diagnostics and err.ir_path
     with open(err.ir_path) as saved:

@@ -16,14 +16,9 @@ import numpy as np
 
 from ember import numpy as enp
 from ember import tree_util
-from ember._src.core import Regions, bind, current_trace
+from ember._src.core import Regions, bind, current_trace, defined_at
 from ember.dialect import ops
 from ember.dialect.types import ShapedArray
-
-
-def _where(fun: Callable) -> str:
-    code = getattr(fun, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
 
 
 def _describe(tree: Any, avals: list[ShapedArray]) -> str:
@@ -36,7 +31,7 @@ def _trace_region(regions: Regions, i: int, fun: Callable, what: str, tree: Any 
     """Trace `fun` into region `i`: on fresh arguments of `avals` (a loop carry, unflattened
     with `tree`), or through `call()` (a branch, which sees the enclosing values)."""
     names = [f"{what} argument {j}" for j in range(len(avals))]
-    with regions.trace(i, getattr(fun, "__name__", what), _where(fun), avals, names) as trace:
+    with regions.trace(i, getattr(fun, "__name__", what), defined_at(fun), avals, names) as trace:
         out = call() if call is not None else fun(tree_util.tree_unflatten(tree, trace.args))
         leaves, out_tree = tree_util.tree_flatten(out)
         out_avals = trace.finish(leaves)

@@ -78,7 +78,7 @@ def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],
         if config.read("ember_explain_cache_misses"):
             logger.warning("PERSISTENT CACHE MISS for %s: %s", name, why)
     start = time.perf_counter()
-    vmfb = pipeline.to_vmfb(texts["linalg"], target, name=name)
+    vmfb = iree_driver.compile_text(texts["linalg"], iree_driver.target(target), name=name)
     events.emit(event)
     if config.read("ember_log_compiles"):
         logger.warning("Finished compiling %s for %s in %.1f ms", name, signature,

@@ -44,6 +44,12 @@ def current_trace() -> Trace | None:
     return stack[-1] if stack else None
 
 
+def defined_at(fun: Callable) -> str:
+    """file:line where a Python function is defined (for messages and traces)."""
+    code = getattr(fun, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else "<unknown>"
+
+
 HOIST_BYTES = 1 << 20  # constants this large are passed as arguments of jitted functions
 
 

@@ -24,7 +24,7 @@ from ember.runtime import Array, Executable, put
 from ember.runtime.executable import wait_for_readers
 
 from . import aot, compilation, donation, dtypes, events
-from .core import _EAGER, Trace, Tracer, check_alive, current_trace, lower_module
+from .core import _EAGER, Trace, Tracer, check_alive, current_trace, defined_at, lower_module
 from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
 
@@ -65,13 +65,6 @@ def _leaf_aval(x: Any) -> ShapedArray:
     dtype, weak = dtypes.dtype_and_weak(x)  # raises TypeError for non-arrays
     dtypes.check_python_int(x, dtype)  # raises OverflowError
     return ShapedArray(np.shape(x), dtype, weak)
-
-
-def _where(fun: Callable) -> str:
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return "<unknown>"
-    return f"{code.co_filename}:{code.co_firstlineno}"
 
 
 def _fun_name(fun: Callable) -> str:
@@ -174,7 +167,7 @@ class JitFunction:
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         previous = [k for k in self._cache if isinstance(k, CacheKey)]
         name = getattr(self.fun, "__name__", None) or _fun_name(self.fun)
-        logger.warning(explain(name, _where(self.fun), id(self.fun), key,
+        logger.warning(explain(name, defined_at(self.fun), id(self.fun), key,
                                self._leaf_paths(dyn_args, dyn_kwargs), previous))
 
     def _key(self, args: tuple, kwargs: dict) -> tuple[CacheKey, list[Any]]:
@@ -287,8 +280,8 @@ class JitFunction:
         events.emit(self._events[0])
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
         names = self._leaf_paths(dyn_args, dyn_kwargs)
-        trace = Trace(_fun_name(self.fun), _where(self.fun), key.in_avals, names, self._fix_for,
-                      hoist=hoist)
+        trace = Trace(_fun_name(self.fun), defined_at(self.fun), key.in_avals, names,
+                      self._fix_for, hoist=hoist)
         with trace:
             leaves = [TracedRef(t, name) if isinstance(t.aval, RefAval) else t
                       for t, name in zip(trace.args, names, strict=True)]

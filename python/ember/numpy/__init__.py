@@ -231,7 +231,7 @@ def where(condition, x=None, y=None):
         return nonzero(condition)
     if x is None or y is None:
         raise ValueError("where requires both x and y, or neither; got only one")
-    return _where(condition, x, y)
+    return _where_values(condition, x, y)
 
 
 def nonzero(a) -> tuple[Any, ...]:
@@ -255,7 +255,7 @@ def flatnonzero(a) -> Any:
 
 
 @_fused
-def _where(condition, x, y):
+def _where_values(condition, x, y):
     shape = _shape_of(condition, x, y, name="where")
     x, y = _promoted(x, y)
     return bind(ops.SELECT, _broadcast(_bool_arg(condition), shape), _broadcast(x, shape),

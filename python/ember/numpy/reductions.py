@@ -15,7 +15,7 @@ from .. import numpy as _np
 from .._src import dtypes as _dt
 from .._src.core import bind
 
-asarray, where, reshape = _np.asarray, _np._where, _np.reshape
+asarray, where, reshape = _np.asarray, _np._where_values, _np.reshape
 _axes, _keep, _sum_dtype = _np._axes, _np._keep, _np._sum_dtype
 
 

@@ -18,7 +18,7 @@ from .. import numpy as _np
 from .._src import dtypes as _dt
 from .._src.core import bind
 
-asarray, reshape, transpose, where = _np.asarray, _np.reshape, _np.transpose, _np._where
+asarray, reshape, transpose, where = _np.asarray, _np.reshape, _np.transpose, _np._where_values
 
 
 def _axis(name: str, axis: int, ndim: int) -> int:

@@ -19,7 +19,7 @@ from .._src import dtypes as _dt
 from .._src.core import bind
 
 _fused, _nary, _unary_float, _promoted = _np._fused, _np._nary, _np._unary_float, _np._promoted
-asarray, where = _np.asarray, _np._where
+asarray, where = _np.asarray, _np._where_values
 
 
 def _float_unary(op):
