@@ -20,8 +20,10 @@ ALLOWED = {
 # Cycles still to untie (#17): each is a set of modules importing each other. A new cycle, or
 # a bigger one, fails the test; one untied must be removed from here.
 KNOWN_CYCLES = [
-    {"ember._src.jit", "ember._src.ref", "ember.numpy", "ember.numpy.contractions",
-     "ember.numpy.reductions", "ember.numpy.shapes", "ember.numpy.ufuncs"},
+    # ember.numpy's package module defines the basics its topic modules build on, and
+    # gathers them: the basics belong in a module of their own.
+    {"ember.numpy", "ember.numpy.contractions", "ember.numpy.reductions",
+     "ember.numpy.shapes", "ember.numpy.ufuncs"},
 ]
 
 
@@ -117,4 +119,4 @@ def test_the_graph_sees_imports_inside_functions():
     mods = _modules()
     graph = _graph(mods)
     assert "ember.dialect.families" in graph["ember.dialect.math_ops"]
-    assert "ember.numpy" in graph["ember._src.ref"]  # ref.py's imports, top and inner
+    assert "ember.numpy" in graph["ember.nn"]

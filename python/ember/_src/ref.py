@@ -14,21 +14,22 @@ from typing import Any
 
 import numpy as np
 
-from ember import numpy as enp
 from ember.dialect import ops
 from ember.dialect.types import RefAval
 from ember.runtime import Array
 
-from .core import Tracer, bind, current_trace
+from .core import Tracer, as_array, bind, current_trace
+
+# Refs are a tracer-level feature: built from the tracer and the dialect's ops alone (not
+# from ember.numpy, which is built on jit, which knows refs).
 
 
 def new_ref(x: Any) -> Ref:
     """A mutable array holding a copy of `x`."""
-    value = enp.asarray(x)
-    if isinstance(value, Tracer):
+    if isinstance(x, Tracer):
         raise TypeError("new_ref requires a concrete array: create refs outside jit and pass "
                         "them in")
-    return Ref(enp.array(np.array(value)))  # a buffer of its own
+    return Ref(as_array(np.array(x)))  # a buffer of its own
 
 
 class Ref:
@@ -52,7 +53,7 @@ class Ref:
         return array._buffer.map().asarray(list(array.shape), array.dtype)
 
     def __getitem__(self, idx: Any) -> Any:
-        return enp.array(np.array(self._view()[_host_index(idx)]))
+        return as_array(np.array(self._view()[_host_index(idx)]))
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         if isinstance(value, Tracer):
@@ -111,23 +112,39 @@ class TracedRef:
         if sizes == self.shape and not squeeze:
             return value
         part = bind(ops.DYNAMIC_SLICE, value, *starts, sizes=sizes)
-        return enp.reshape(part, tuple(n for i, n in enumerate(sizes) if i not in squeeze))
+        return bind(ops.RESHAPE, part,
+                    shape=tuple(n for i, n in enumerate(sizes) if i not in squeeze))
 
     def __setitem__(self, idx: Any, new: Any) -> None:
         self._check()
         starts, sizes, _ = _basic_index(self.shape, idx, self.path)
-        update = enp.asarray(new).astype(self.dtype)
+        update = current_trace().lift(new)
+        if update.aval.dtype != self.dtype:
+            update = bind(ops.CONVERT, update, dtype=self.dtype, weak_type=False)
         if sizes == self.shape:
-            value = enp.broadcast_to(update, self.shape)
+            value = _broadcast(update, self.shape, self.path)
         else:
-            update = enp.reshape(enp.broadcast_to(update, _squeezed(sizes, idx, self.shape)),
-                                 sizes)
+            update = bind(ops.RESHAPE, _broadcast(update, _squeezed(sizes, idx, self.shape),
+                                                  self.path), shape=sizes)
             value = bind(ops.DYNAMIC_UPDATE_SLICE, bind(ops.REF_GET, self._ref), update,
                          *starts, strides=(1,) * len(sizes))
         bind(ops.REF_SET, self._ref, value)
 
     def __repr__(self) -> str:
         return f"TracedRef<{self._ref.aval.str_short()}>"
+
+
+def _broadcast(x: Tracer, shape: tuple[int, ...], path: str) -> Tracer:
+    """NumPy's broadcast of `x` to `shape`."""
+    if x.aval.shape == tuple(shape):
+        return x
+    lead = len(shape) - len(x.aval.shape)
+    if lead < 0 or any(d not in (1, t) for d, t in zip(x.aval.shape, shape[lead:],
+                                                        strict=True)):
+        raise ValueError(f"ref {path}: a value of shape {x.aval.shape} cannot be written to a "
+                         f"part of shape {tuple(shape)}")
+    return bind(ops.BROADCAST_IN_DIM, x, shape=tuple(shape),
+                broadcast_dimensions=tuple(range(lead, len(shape))))
 
 
 def _squeezed(sizes: Sequence[int], idx: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
