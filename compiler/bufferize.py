@@ -36,7 +36,7 @@ from .walk import body, functions
 
 DONATED = "ember.donated"
 REF = "ember.ref"
-ELIMINATED = ("ember.ref_get", "ember.ref_set")  # this pass turns them into values
+ELIMINATED = (ops.REF_GET, ops.REF_SET)  # this pass turns them into values
 ALIASED = "ember.aliased_result"
 NOT_ALIASED = "ember.not_aliased"
 
@@ -63,7 +63,7 @@ def _same_index_read(user: mlir.Operation, operand: int) -> mlir.Operation | Non
         return None
     if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) and operand == 0:  # the rest stays
         return None
-    if user.name != "ember.fusion":
+    if row is not ops.FUSION:
         return user
     inner = [o.operation for o in user.regions[0].blocks[0].operations]
     if eir.opdef(inner[-2]).has(Trait.REDUCTION):
@@ -168,10 +168,11 @@ def eliminate_refs(func: mlir.Operation) -> dict[int, int]:
     index = {block.arguments[i]: i for i in refs}
     for op in list(block.operations):
         op = op.operation
-        if op.name == "ember.ref_get":
+        row = eir.opdef(op)
+        if row is ops.REF_GET:
             op.results[0].replace_all_uses_with(current[index[op.operands[0]]])
             op.erase()
-        elif op.name == "ember.ref_set":
+        elif row is ops.REF_SET:
             current[index[op.operands[0]]] = op.operands[1]
             op.erase()
     ret = list(block.operations)[-1].operation
@@ -316,7 +317,7 @@ class Bufferize:
     def run(self, module: mlir.Operation) -> None:
         with module.context:
             for func in functions(module):
-                if "sym_visibility" not in func.attributes:
+                if "sym_visibility" not in func.attributes:  # the entry (and, in lit, each)
                     self._run(func)
 
     @staticmethod

@@ -279,7 +279,7 @@ def lower_fusion(em, row, args, avals, params, result) -> str:
     order = [d for d in range(len(domain)) if d not in axes] + list(axes)  # parallel first
     inputs, reads = [], []  # generic inputs (name, aval, map); the region value each feeds
     for i, arg in enumerate(block.arguments):
-        if any(u.owner.operation.name != "ember.broadcast_in_dim" for u in arg.uses):
+        if any(eir.opdef(u.owner.operation) is not ops.BROADCAST_IN_DIM for u in arg.uses):
             inputs.append((args[i], avals[i], affine_map(len(order), [
                 f"d{order.index(d)}" for d in range(len(domain))])))
             reads.append(arg)

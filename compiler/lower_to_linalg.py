@@ -233,7 +233,7 @@ def lower_block(em: Emitter, block: mlir.Block) -> list[str]:
     """Lower every op of a block; the names of what its terminator returns or yields."""
     for op in block.operations:
         op = op.operation
-        if op.name in ("func.return", "ember.yield"):
+        if op.name == "func.return" or eir.opdef(op) is ops.YIELD:
             if op.name == "func.return":
                 vals = ", ".join(em.names[v] for v in op.operands)
                 types = ", ".join(signless(str(v.type)) for v in op.operands)

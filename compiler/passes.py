@@ -35,17 +35,22 @@ def as_callable(p: Pass):
     return run
 
 
+def add(pm: passmanager.PassManager, name: str) -> None:
+    """Append a pass: Ember's by name, an upstream one by its pipeline text."""
+    if name in REGISTRY:
+        p = REGISTRY[name]
+        pm.add(as_callable(p), name=p.name, argument=p.name, description=p.description)
+    else:
+        pm.add(name)
+
+
 def pass_manager(names: Iterable[str], *, print_ir_after_all: bool = False
                  ) -> passmanager.PassManager:
     """A PassManager running Ember passes by name and upstream ones by pipeline text."""
     with eir.context():
         pm = passmanager.PassManager("builtin.module")
         for name in names:
-            if name in REGISTRY:
-                p = REGISTRY[name]
-                pm.add(as_callable(p), name=p.name, argument=p.name, description=p.description)
-            else:
-                pm.add(name)
+            add(pm, name)
         if print_ir_after_all:
             pm.enable_ir_printing()
     return pm

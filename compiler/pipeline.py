@@ -15,7 +15,7 @@ from iree.compiler import version as iree_version
 
 from ember.dialect import ir as eir
 
-from . import bufferize, iree_driver, passes
+from . import bufferize, iree_driver, passes, walk
 from .disk_cache import DiskKey
 from .errors import CompileError
 
@@ -28,10 +28,7 @@ def optimize(module: mlir.Module) -> dict[int, int | str]:
     decisions for the entry function's donated arguments (result index, or why none)."""
     passes.run(module, EMBER_PASSES)
     with eir.LOCK, module.context:
-        entry = next(op.operation for op in module.body.operations
-                     if op.operation.name == "func.func"
-                     and "sym_visibility" not in op.operation.attributes)
-        return bufferize.decisions(entry)
+        return bufferize.decisions(walk.entry(module.operation))
 
 
 def lower(module: mlir.Module, export: str = "main",
@@ -53,7 +50,7 @@ def _export(module: mlir.Module, export: str, reflection: dict[str, str]) -> Non
         funcs = [op.operation for op in module.body.operations
                  if op.operation.name == "func.func"]
         names = {mlir.StringAttr(f.attributes["sym_name"]).value for f in funcs}
-        entry = next(f for f in funcs if "sym_visibility" not in f.attributes)
+        entry = walk.entry(module.operation)
         if export not in names:  # a helper may already use the name: keep main then
             entry.attributes["sym_name"] = mlir.StringAttr.get(export)
         if reflection:

@@ -13,6 +13,11 @@ def functions(module: mlir.Operation) -> Iterator[mlir.Operation]:
             yield op.operation
 
 
+def entry(module: mlir.Operation) -> mlir.Operation:
+    """The module's entry: its one public function (helpers are private)."""
+    return next(f for f in functions(module) if "sym_visibility" not in f.attributes)
+
+
 def body(func: mlir.Operation) -> mlir.Block:
     return func.regions[0].blocks[0]
 

@@ -29,7 +29,7 @@ def test_every_row_is_complete(name):
     assert Trait.PURE in op.traits or op.has(Trait.SIDE_EFFECTS) or op.has(Trait.TERMINATOR)
     if op.has(Trait.TERMINATOR):  # lowered by the op whose region it ends
         assert not op.has(Trait.PURE)
-    elif name not in bufferize.ELIMINATED:
+    elif op not in bufferize.ELIMINATED:
         assert callable(lower_to_linalg.lowering_for(op))  # raises for a missing one
     if op.regions:
         assert op.has(Trait.CONTROL_FLOW) and op.region_types is not None

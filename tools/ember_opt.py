@@ -132,11 +132,7 @@ class Steps:
             if bare in passes.REGISTRY:
                 if options:
                     raise UsageError(f"pass {bare} takes no options, got {options}")
-                p = passes.REGISTRY[bare]
-                pm.add(passes.as_callable(p), name=p.name, argument=p.name,
-                       description=p.description)
-            else:
-                pm.add(name)
+            passes.add(pm, name)
             if self.verify:
                 self._add(pm, _verifier, f"verify-ember-after-{bare}")
             if self.timing:
