@@ -183,6 +183,11 @@ class Executable:
                                     f"{view.element_type:#x}")
             arrays.append(Array(aval, view, device, fence, name))
         if self._shared is None:
+            if fence is not None:  # an async result's memory exists once its work is done
+                try:
+                    fence.wait()
+                except Exception:  # the work failed: its results raise when read
+                    return arrays
             self._shared = self._sharing(args, arrays)
         for k in self._shared:
             arrays[k] = arrays[k]._copy()
