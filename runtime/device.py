@@ -59,10 +59,6 @@ def _hal_device(driver: str) -> rt.HalDevice:
 threads_lost = False
 
 
-def lost_in_fork() -> bool:
-    return threads_lost
-
-
 def _after_fork_in_child() -> None:
     global threads_lost
     threads_lost = threads_lost or bool(_started & _THREADED)
@@ -113,7 +109,7 @@ class Device:
     def hal_for(self, parallel: bool) -> tuple[rt.HalDevice, rt.VmModule]:
         """The device (and its HAL module) that runs a module: in a process forked after
         the worker threads started, every module runs inline (the threads are gone)."""
-        inline = not parallel or lost_in_fork()
+        inline = not parallel or threads_lost
         driver = self.drivers[1] if inline and len(self.drivers) > 1 else self.drivers[0]
         return _hal_device(driver), _hal_module(driver)
 

@@ -73,7 +73,7 @@ class Executable:
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_invoke",
                  "_function", "_n_in", "_n_out", "_hal", "_lock", "_outs", "_last",
-                 "_tied", "_shared", "_module", "_forked", "__weakref__")
+                 "_tied", "_shared", "_module", "_bound_inline", "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], name: str = "",
@@ -110,13 +110,13 @@ class Executable:
         """A VM context on the device that runs this module (see Device.hal_for)."""
         self._hal, hal_module = self.device.hal_for(self.parallel)
         self._invoke = rt.VmContext(_device.instance(), modules=[hal_module, self._module]).invoke
-        self._forked = _device.lost_in_fork()
+        self._bound_inline = _device.threads_lost
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         return self.call(args)
 
     def _call_async(self, args: Sequence[Array]) -> list[Array]:
-        if _device.threads_lost and not self._forked:  # forked since bound: run inline now
+        if _device.threads_lost and not self._bound_inline:  # forked since bound: run inline now
             self._bind()
             self._last = None  # the parent's work is gone with its threads
         slot = _slot()
@@ -251,7 +251,7 @@ def wait_for_readers() -> None:
     one, invalidated before this): calls other threads are inside now (inline ones run to
     the end; a call that reads an argument after its invalidation raises instead), then the
     work every call handed to the worker threads."""
-    if _device.lost_in_fork():
+    if _device.threads_lost:
         return  # the parent's queued work is gone with its threads; nothing runs on them
     me = _slot()
     with _SLOTS_LOCK:
