@@ -81,8 +81,12 @@ def _has_side_effects(op: mlir.Operation) -> bool:
 
 
 def fold_constants(op, rewriter) -> bool:
+    # Every fold needs constant operands: look at their producers before reading the op
+    # (reading parses its types and attributes; most ops never fold).
+    if not op.operands or any(_constant_op(v) is None for v in op.operands):
+        return False
     row, avals, params = eir.read(op)
-    if row.has(Trait.CONSTANT) or row.has(Trait.CONTROL_FLOW) or not op.operands:
+    if row.has(Trait.CONSTANT) or row.has(Trait.CONTROL_FLOW):
         return False
     result = eir.aval_of(op.results[0])
     if result.size > FOLD_LIMIT:
