@@ -27,6 +27,18 @@ def few_examples(n: int = 4) -> settings:
 
 
 @pytest.fixture
+def disk(tmp_path):
+    """The persistent cache on, in a directory of this test's own (the suite runs with it
+    off)."""
+    import ember
+
+    root = tmp_path / "cache"
+    ember.config.update("ember_compilation_cache_dir", str(root))
+    yield root
+    ember.config.update("ember_compilation_cache_dir", "off")
+
+
+@pytest.fixture
 def jax():
     """JAX, the oracle (a test dependency: never skipped)."""
     import jax

@@ -20,14 +20,6 @@ from helpers import assert_close
 X = np.arange(3, dtype=np.float32)
 
 
-@pytest.fixture
-def disk(tmp_path):
-    root = tmp_path / "cache"
-    ember.config.update("ember_compilation_cache_dir", str(root))
-    yield root
-    ember.config.update("ember_compilation_cache_dir", "off")
-
-
 def _run(fun, *args):
     """(compiles, result) of a fresh jit of `fun` (the in-memory caches cleared)."""
     ember.clear_caches()

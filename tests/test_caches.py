@@ -27,14 +27,6 @@ def explain():
     ember.config.update("ember_explain_cache_misses", False)
 
 
-@pytest.fixture
-def disk(tmp_path):
-    root = tmp_path / "cache"
-    ember.config.update("ember_compilation_cache_dir", str(root))
-    yield root
-    ember.config.update("ember_compilation_cache_dir", "off")
-
-
 # -- the seed's loops ---------------------------------------------------------------------
 
 def unjitted_loop_body(prev_i):
