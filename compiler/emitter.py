@@ -14,7 +14,6 @@ import numpy as np
 from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
-from ember.dialect.ops import OpDef
 from ember.dialect.types import ShapedArray, kind, signless_element_type
 
 _UNSIGNED = re.compile(r"\bui(8|16|32|64)\b|(?<=x)ui(8|16|32|64)\b")
@@ -138,7 +137,10 @@ class Emitter:
         return name
 
 
-Lowering = Callable[[Emitter, OpDef, list[str], list[ShapedArray], dict, ShapedArray], str]
+# A lowering gets the ember operation (its regions and raw attributes), the SSA names of its
+# operands, their avals, the row's params as `eir.read` decodes them, and its result's aval.
+Lowering = Callable[[Emitter, mlir.Operation, list[str], list[ShapedArray], dict,
+                     ShapedArray | None], "str | list[str]"]
 
 
 def derived(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict:

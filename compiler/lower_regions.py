@@ -52,26 +52,26 @@ def _loop_body(em: Emitter, region: mlir.Region, arg_names: list[str]) -> list[s
         em.loop_depth -= 1
 
 
-def lower_if(em, row, args, avals, params, result) -> list[str]:
+def lower_if(em, operation, args, avals, params, result) -> list[str]:
     results = [ttype(r) for r in params["results"]]
     flag = _predicate(em, args[0], avals[0])
     lhs, names = results_lhs(em.fresh(), len(results))
     em.emit(f"{lhs} = scf.if {flag} -> ({', '.join(results)}) {{")
-    for i, region in enumerate(params["_regions"]):
+    for i, region in enumerate(operation.regions):
         outs = _region(em, region)
         em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
         em.emit("} else {" if i == 0 else "}")
     return names
 
 
-def lower_case(em, row, args, avals, params, result) -> list[str]:
+def lower_case(em, operation, args, avals, params, result) -> list[str]:
     """A chain of scf.if on `index == i`, the last branch innermost (the index is clamped).
     Not scf.index_switch: IREE 3.13's stream conversion miscounts its results."""
     results = [ttype(r) for r in params["results"]]
     scalar = em.fresh("p")
     em.emit(f"{scalar} = tensor.extract {args[0]}[] : {ttype(avals[0])}")
     lhs, names = results_lhs(em.fresh(), len(results))
-    regions = list(params["_regions"])
+    regions = list(operation.regions)
 
     def branch(i: int, lhs: str | None) -> None:
         if i == len(regions) - 1:
@@ -95,10 +95,10 @@ def lower_case(em, row, args, avals, params, result) -> list[str]:
     return names
 
 
-def lower_while(em, row, args, avals, params, result) -> list[str]:
+def lower_while(em, operation, args, avals, params, result) -> list[str]:
     results = [ttype(r) for r in params["results"]]
     n = len(results)
-    cond_region, body_region = params["_regions"]
+    cond_region, body_region = operation.regions
     before = [em.fresh("w") for _ in range(n)]
     after = [em.fresh("w") for _ in range(n)]
     lhs, names = results_lhs(em.fresh(), n)
@@ -124,7 +124,7 @@ def _index(em: Emitter, value: str, aval: ShapedArray) -> str:
     return idx
 
 
-def lower_for(em, row, args, avals, params, result) -> list[str]:
+def lower_for(em, operation, args, avals, params, result) -> list[str]:
     """scf.for over index bounds; the body sees the induction variable as a scalar tensor of
     the bounds' dtype. A counted loop needs no host round trip for its condition, and with
     the module's self-topology IREE updates its carries in place (see LowerToLinalg)."""
@@ -143,7 +143,7 @@ def lower_for(em, row, args, avals, params, result) -> list[str]:
     cast = "index_castui" if kind(i_aval.dtype) == "u" else "index_cast"
     em.emit(f"  {scalar} = arith.{cast} {iv} : index to {etype(i_aval)}")
     em.emit(f"  {tensor} = tensor.from_elements {scalar} : {ttype(i_aval)}")
-    outs = _loop_body(em, params["_regions"][0], [tensor, *carried])
+    outs = _loop_body(em, operation.regions[0], [tensor, *carried])
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
     return names
@@ -152,14 +152,14 @@ def lower_for(em, row, args, avals, params, result) -> list[str]:
 LANES = 8  # elements a kernel invocation carries side by side (LLVM's SLP packs them)
 
 
-def lower_elementwise_for(em, row, args, avals, params, result) -> list[str]:
+def lower_elementwise_for(em, operation, args, avals, params, result) -> list[str]:
     """One linalg.generic whose body is an scf.for over scalars. Each invocation carries
     LANES elements side by side (the carries seen as (n / LANES, LANES), one generic operand
     per lane), so LLVM's SLP vectorizer packs the lanes' identical chains into vector ops (a
     generic with a loop inside is not vectorized by IREE: 1000 trips of c * 0.999 + 0.001 on
     256 floats took 680 us a lane at a time, 94 us with 8 lanes). Values from outside are
     inputs too: rank-0 ones read by every invocation."""
-    block = params["_regions"][0].blocks[0]
+    block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     carries = avals[2:]
     size = carries[0].size
@@ -266,10 +266,10 @@ def _from_lanes(em: Emitter, columns: list[str], aval: ShapedArray, rows: int,
     return em.reshape(acc, table, aval)
 
 
-def lower_fusion(em, row, args, avals, params, result) -> str:
+def lower_fusion(em, operation, args, avals, params, result) -> str:
     """One linalg.generic over the root's iteration domain: inputs read with identity or
     broadcast maps, the members' scalar bodies chained, a reduction root's combiner last."""
-    block = params["_regions"][0].blocks[0]
+    block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
     root_row, root_avals, root_params = eir.read(root)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ember.dialect import ir as eir
 from ember.dialect.scan_ops import COMBINERS
 from ember.dialect.types import ShapedArray, kind
 
@@ -19,7 +20,8 @@ def lower_cumulative(em, op, args, avals, params, result) -> str:
             f"ins({args[0]} : {ttype(x)}) outs({out}, {acc} : {ttype(result)}, "
             f"{ttype(acc_aval)}) {{")
     em.emit(f"^bb0({a}: {etype(x)}, {b}: {etype(x)}):")
-    combined = em.scalar_body(op.scalar(kind(x.dtype), params), [a, b], etype(x), etype(x))
+    template = eir.opdef(op).scalar(kind(x.dtype), params)
+    combined = em.scalar_body(template, [a, b], etype(x), etype(x))
     em.emit(f"  iree_linalg_ext.yield {combined} : {etype(x)}")
     em.emit(f"}} -> {ttype(result)}, {ttype(acc_aval)}")
     return f"{name}#0"

@@ -53,9 +53,9 @@ from .lower_sort import lower_sort
 from .walk import body, functions
 
 
-def lower_elementwise(em: Emitter, op: OpDef, args: list[str], avals: list[ShapedArray],
-                      params: dict, result: ShapedArray) -> str:
-    template = op.scalar(kind(avals[-1].dtype), derived(avals, result, params))
+def lower_elementwise(em: Emitter, op: mlir.Operation, args: list[str],
+                      avals: list[ShapedArray], params: dict, result: ShapedArray) -> str:
+    template = eir.opdef(op).scalar(kind(avals[-1].dtype), derived(avals, result, params))
     if result.ndim == 0 and avals and em.loop_depth:
         return _scalar_elementwise(em, template, args, avals, result)
     ident = identity_map(result.ndim)
@@ -84,7 +84,7 @@ def _scalar_elementwise(em: Emitter, template: str, args: list[str], avals: list
 
 def lower_constant(em, op, args, avals, params, result) -> str:
     name = em.fresh()
-    value, _, ty = str(params["_attr"]).rpartition(" : ")  # only the type can be unsigned
+    value, _, ty = str(op.attributes["value"]).rpartition(" : ")  # only the type can be unsigned
     em.emit(f"{name} = arith.constant {value} : {signless(ty)}")
     return name
 
@@ -136,8 +136,9 @@ def lower_reduction(em, op, args, avals, params, result) -> str:
     order = kept + list(axes)
     in_map = affine_map(x.ndim, [f"d{order.index(i)}" for i in range(x.ndim)])
     out_map = affine_map(x.ndim, [f"d{i}" for i in range(len(kept))])
-    template = op.scalar(kind(x.dtype), params)
-    init = em.filled(result, op.init(result.dtype))
+    row = eir.opdef(op)
+    template = row.scalar(kind(x.dtype), params)
+    init = em.filled(result, row.init(result.dtype))
     return em.generic([(args[0], x, in_map)], init, result, out_map,
                       iterators(len(kept), len(axes)),
                       lambda b, acc: em.scalar_body(template, [b[0], acc], etype(x), etype(x)))
@@ -243,16 +244,12 @@ def lower_block(em: Emitter, block: mlir.Block) -> list[str]:
             _carry_over(em, op)
             continue
         row, avals, params = eir.read(op)
-        if row is ops.CONSTANT:
-            params["_attr"] = op.attributes["value"]
-        if row.regions:
-            params["_regions"] = list(op.regions)
         args = [em.names[v] for v in op.operands]
         result = eir.aval_of(op.results[0]) if len(op.results) == 1 else None
         if result is not None and result.size == 0 and not row.regions:
             lowered = em.empty(result)  # nothing to compute (and 0-size slices do not verify)
         else:
-            lowered = lowering_for(row)(em, row, args, avals, params, result)
+            lowered = lowering_for(row)(em, op, args, avals, params, result)
         names = lowered if isinstance(lowered, list) else [lowered]
         for value, lowered_name in zip(op.results, names, strict=True):
             em.names[value] = lowered_name
