@@ -132,7 +132,8 @@ def _set_arg_attrs(func: mlir.Operation, attrs: list[dict[str, mlir.Attribute]])
 
 
 def mark_donated(func: mlir.Operation, donated: list[bool]) -> None:
-    """Tracing's side: flag the donated arguments of `func`."""
+    """The pass's input: flag the donated arguments of `func` (pipeline.optimize does it
+    from the caller's mask)."""
     with eir.LOCK, func.context:
         attrs = _arg_attrs(func)
         for i, flag in enumerate(donated):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+from collections.abc import Sequence
 from pathlib import Path
 
 from iree.compiler import ir as mlir
@@ -23,9 +24,12 @@ EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-fuse", "ember
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 
-def optimize(module: mlir.Module) -> dict[int, int | str]:
-    """The ember phase: Ember's own passes over ember ops. Returns ember-bufferize's
-    decisions for the entry function's donated arguments (result index, or why none)."""
+def optimize(module: mlir.Module, donated: Sequence[bool] = ()) -> dict[int, int | str]:
+    """The ember phase: Ember's own passes over ember ops, the entry function's arguments
+    flagged `donated` first (ember-bufferize's input, as ember-opt's tests write it).
+    Returns ember-bufferize's decisions for them: the result each holds, or why none."""
+    if any(donated):
+        bufferize.mark_donated(walk.entry(module.operation), list(donated))
     passes.run(module, EMBER_PASSES)
     with eir.LOCK, module.context:
         return bufferize.decisions(walk.entry(module.operation))

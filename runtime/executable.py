@@ -53,6 +53,12 @@ def _result_elements(dtype) -> tuple[int, ...]:
     return (exact,)
 
 
+def compiled_parallel(function: rt.VmFunction) -> bool:
+    """Whether a module's entry was compiled with IREE's coarse-fences ABI (to run on the
+    worker threads): what a module loaded from a file says of itself."""
+    return function.reflection.get("iree.abi.model") == "coarse-fences"
+
+
 def unloadable(vmfb: bytes) -> str:
     """Why IREE cannot load `vmfb` as an Ember module ("" when it can)."""
     try:
@@ -76,7 +82,7 @@ class Executable:
                  "_tied", "_shared", "_module", "_bound_inline", "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
-                 out_avals: Sequence[ShapedArray], name: str = "",
+                 out_avals: Sequence[ShapedArray], parallel: bool, name: str = "",
                  tied: Sequence[int] = ()):
         self.vmfb = vmfb
         self.device = device
@@ -84,8 +90,7 @@ class Executable:
         self.out_avals = tuple(out_avals)
         module = rt.VmModule.copy_buffer(_device.instance(), vmfb)
         self._function = module.lookup_function(entry_name(module))
-        # The module says which ABI it was compiled with (compilation.target_for chose it).
-        self.parallel = self._function.reflection.get("iree.abi.model") == "coarse-fences"
+        self.parallel = parallel  # its placement's decision, which chose its ABI
         self._module = module
         self._bind()
         self._n_in, self._n_out = len(in_avals), len(self.out_avals)

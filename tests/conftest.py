@@ -1,8 +1,12 @@
 import os
+from pathlib import Path
 
-# Tests count compiles: start every run with the persistent cache off; the tests of that cache
-# turn it on in a directory of their own.
-os.environ.setdefault("EMBER_COMPILATION_CACHE_DIR", "off")
+# The suite keeps compiled modules in a persistent cache of its own, so a re-run compiles only
+# what changed (an entry's key holds Ember's compiler sources and IREE's version: stale code is
+# never reused). Tests that count compiles turn it off (`no_disk_cache`); the tests of that
+# cache use a directory of their own (`disk`).
+os.environ.setdefault("EMBER_COMPILATION_CACHE_DIR", str(
+    Path(__file__).resolve().parent.parent / ".pytest_cache" / "ember-compiled"))
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,6 +24,30 @@ PROFILE = os.environ.get("EMBER_HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
+# Tiers (`pytest -m unit`, ...): `unit` compiles nothing (checked: IREE refuses to run under
+# it), `compile` compiles without running, `runtime` runs compiled code (every test of a file
+# not listed), `gpu` needs a GPU device.
+TIERS = {"test_layout.py": "unit", "test_dialect.py": "unit", "test_fuse.py": "compile"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if not any(item.iter_markers(name=t) for t in ("unit", "compile", "runtime", "gpu")):
+            item.add_marker(TIERS.get(item.path.name, "runtime"))
+
+
+@pytest.fixture(autouse=True)
+def _unit_compiles_nothing(request, monkeypatch):
+    if request.node.get_closest_marker("unit"):
+        from ember.compiler import iree_driver
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("a `unit` test compiled a module: mark it runtime/compile")
+
+        monkeypatch.setattr(iree_driver, "compile_text", refuse)
+    yield
+
+
 def few_examples(n: int = 4) -> settings:
     """For suites of many tests where nearly every example is a fresh compile (one per
     function, shape and dtype): `n` examples in CI, ten times as many in the deep profile."""
@@ -33,9 +61,21 @@ def disk(tmp_path):
     import ember
 
     root = tmp_path / "cache"
+    before = ember.config.read("ember_compilation_cache_dir")
     ember.config.update("ember_compilation_cache_dir", str(root))
     yield root
+    ember.config.update("ember_compilation_cache_dir", before)
+
+
+@pytest.fixture
+def no_disk_cache():
+    """The persistent cache off: every new signature is an IREE compile, counted as one."""
+    import ember
+
+    before = ember.config.read("ember_compilation_cache_dir")
     ember.config.update("ember_compilation_cache_dir", "off")
+    yield
+    ember.config.update("ember_compilation_cache_dir", before)
 
 
 @pytest.fixture

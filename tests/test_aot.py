@@ -179,6 +179,7 @@ def test_default_device_chooses_the_target():
     assert ember.jit(selu).lower(np.ones(4, np.float32)).compile().target == "cpu"
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif("cuda" not in {d.platform for d in ember.devices()},
                     reason="no CUDA device on this machine (needs an NVIDIA GPU and driver)")
 def test_runs_on_cuda():

@@ -19,6 +19,8 @@ from ember.compiler import pipeline
 from ember.compiler.disk_cache import CacheWarning, DiskCache, DiskKey
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("no_disk_cache")  # these tests count compiles
+
 
 @pytest.fixture
 def explain():

@@ -34,12 +34,12 @@ def test_results_are_checked_against_the_signature(compiled):
     from ember.dialect.types import parse_short
 
     exe = Executable(compiled.vmfb, default(), [parse_short(f"f32[{N}]")],
-                     [parse_short("f64[99999]")], name="f")
+                     [parse_short("f64[99999]")], compiled.executable.parallel, name="f")
     with pytest.raises(RuntimeError, match=r"f returned result 0 of shape \[10000\].*promises "
                                            r"\(f64\[99999\]\)"):
         exe([ember.device_put(np.ones(N, np.float32))])
     two = Executable(compiled.vmfb, default(), [parse_short(f"f32[{N}]")],
-                     [parse_short(f"f32[{N}]")] * 2, name="g")
+                     [parse_short(f"f32[{N}]")] * 2, compiled.executable.parallel, name="g")
     with pytest.raises(RuntimeError, match="g returned 1 results"):
         two([ember.device_put(np.ones(N, np.float32))])
 

@@ -5,7 +5,6 @@ import pytest
 
 import ember
 import ember.numpy as jnp
-from ember._src.core import lower_module
 from ember.compiler import iree_driver, pipeline
 from helpers import assert_close
 
@@ -33,7 +32,10 @@ def _dispatches(fun, args, passes):
     module = pipeline.clone(ember.jit(fun).trace(*args).module)
     saved, pipeline.EMBER_PASSES = pipeline.EMBER_PASSES, passes
     try:
-        texts, _ = lower_module(module)
+        pipeline.optimize(module)
+        texts = {"ember": str(module)}
+        pipeline.lower(module)
+        texts["linalg"] = str(module)
     finally:
         pipeline.EMBER_PASSES = saved
     return texts, iree_driver.dispatch_count(texts["linalg"], iree_driver.target("cpu"))

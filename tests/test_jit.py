@@ -13,6 +13,8 @@ import ember.numpy as jnp
 from ember.errors import CompileError
 from helpers import assert_close
 
+pytestmark = pytest.mark.usefixtures("no_disk_cache")  # these tests count compiles
+
 
 def unjitted_loop_body(prev_i):
     return prev_i + 1

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember
-from ember._src.core import bind
+from ember._src.dispatch import bind
 from ember.dialect import OPS, Trait
 from ember.dialect import ops as O
 from ember.dialect.opdef import OpDef, VerifyError

@@ -10,7 +10,7 @@ from typing import Any
 from ember import config, debug, errors, lax, nn, numpy, scipy, tree_util
 from ember._src import array_methods as _array_methods
 from ember._src.aot import Loaded, load
-from ember._src.core import as_array as _as_array
+from ember._src.dispatch import as_array as _as_array
 from ember._src.events import count_events
 from ember._src.jit import (
     Compiled,

@@ -16,7 +16,8 @@ import numpy as np
 
 from ember import numpy as enp
 from ember import tree_util
-from ember._src.core import Tracer, bind, current_trace
+from ember._src.core import Tracer, current_trace
+from ember._src.dispatch import bind
 from ember.dialect import ops
 from ember.runtime import device
 

@@ -16,9 +16,11 @@ import numpy as np
 
 from ember import numpy as enp
 from ember import tree_util
-from ember._src.core import Regions, bind, current_trace, defined_at
+from ember._src.core import Regions, current_trace, defined_at
+from ember._src.dispatch import bind
 from ember.dialect import ops
 from ember.dialect.types import ShapedArray
+from ember.numpy import _base
 
 
 def _describe(tree: Any, avals: list[ShapedArray]) -> str:
@@ -327,21 +329,21 @@ def _top_k_indices(x: Any, k: int) -> Any:
 # Python scalars, as in JAX's lax.
 
 def rsqrt(x: Any) -> Any:
-    return enp._unary_float(ops.RSQRT)(x)
+    return _base._unary_float(ops.RSQRT)(x)
 
 
 def erf(x: Any) -> Any:
-    return enp._unary_float(ops.ERF)(x)
+    return _base._unary_float(ops.ERF)(x)
 
 
 def div(x: Any, y: Any) -> Any:
     """Truncating division for integers (x / 0 is -1), true division for floats."""
-    return enp._nary(ops.DIV)(x, y)
+    return _base._nary(ops.DIV)(x, y)
 
 
 def rem(x: Any, y: Any) -> Any:
     """The remainder with the dividend's sign (C's %); x % 0 is x for integers."""
-    return enp._nary(ops.REM)(x, y)
+    return _base._nary(ops.REM)(x, y)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:

@@ -23,7 +23,7 @@ from ember.dialect.types import ShapedArray, parse_short
 from ember.runtime import Array, Executable, put
 from ember.runtime import device as _device
 from ember.runtime import get as get_device
-from ember.runtime.executable import entry_name
+from ember.runtime.executable import compiled_parallel, entry_name
 
 _NS = tree_util.NAMESPACE
 ABI_KEY = "ember.abi"
@@ -127,6 +127,7 @@ class Loaded:
                              f"{source} has a damaged one ({type(e).__name__}: {e}). "
                              f"Save the module again.") from None
         _check_declaration(source, reflection, self.in_avals, self.out_avals)
+        self._parallel = compiled_parallel(module.lookup_function(entry_name(module)))
         self._cpu = (str(meta.get("cpu", "")), frozenset(meta.get("cpu_features", ())))
         self._executable: Executable | None = None
 
@@ -140,7 +141,8 @@ class Loaded:
     def executable(self) -> Executable:
         if self._executable is None:
             self._executable = load_executable(self.vmfb, self.name, self.target,
-                                               self.in_avals, self.out_avals, self._cpu)
+                                               self._parallel, self.in_avals, self.out_avals,
+                                               self._cpu)
         return self._executable
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -185,8 +187,8 @@ def _check_declaration(source: str, reflection: dict[str, str],
                          f"compile it again.")
 
 
-def load_executable(vmfb: bytes, name: str, target: str, in_avals: Sequence[ShapedArray],
-                    out_avals: Sequence[ShapedArray],
+def load_executable(vmfb: bytes, name: str, target: str, parallel: bool,
+                    in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
                     cpu: tuple[str, frozenset[str]] | None = None,
                     tied: Sequence[int] = ()) -> Executable:
     """Load on the device the target runs on; a missing device, or a CPU without the
@@ -201,7 +203,7 @@ def load_executable(vmfb: bytes, name: str, target: str, in_avals: Sequence[Shap
                            f"run it on a machine that has one.") from None
     if platform == "cpu":
         _check_cpu(name, target, cpu or iree_driver.cpu_features(iree_driver.target(target)))
-    return Executable(vmfb, device, in_avals, out_avals, name=name, tied=tied)
+    return Executable(vmfb, device, in_avals, out_avals, parallel, name=name, tied=tied)
 
 
 def _check_cpu(name: str, target: str, cpu: tuple[str, frozenset[str]]) -> None:

@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ember import config
@@ -45,23 +46,33 @@ def disk_cache() -> DiskCache | None:
     return cache if cache.usable else None
 
 
-def target_for(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
-               device: str = "cpu", trip_work: int | None = None) -> str:
-    """The compile target for a device name ("cpu", "cuda", "cuda:sm_90", ...). On the CPU,
-    modules that will run on worker threads get the asynchronous (coarse-fences) ABI;
-    `trip_work` is the most a loop trip of the module works on (None: no loops)."""
+@dataclass(frozen=True)
+class Placement:
+    """Where compiled code runs, decided once per lowering and carried to the runtime: the
+    device name asked for, the IREE target compiled for, the runtime platform that runs it,
+    and whether it runs on worker threads (then with IREE's coarse-fences ABI)."""
+
+    device: str  # "cpu", "cuda", "cuda:sm_90", ...
+    target: str  # an iree_driver target name: "cpu", "cpu-async", "cuda:sm_90", ...
+    platform: str  # a runtime platform: "cpu", "cuda", ...
+    parallel: bool
+
+
+def place(device: str, in_avals: Sequence[ShapedArray] = (),
+          out_avals: Sequence[ShapedArray] = (), trip_work: int | None = None) -> Placement:
+    """The placement for a device name. On the CPU, modules big enough to repay waking the
+    worker threads run on them (`trip_work`: the most a loop trip of the module works on;
+    None, no loops); raises ValueError naming the choices for an unknown device."""
     kind, colon, arch = device.partition(":")
-    if kind == "cpu":
-        kind = "cpu-async" if runs_in_parallel(in_avals, out_avals, trip_work) else "cpu"
-        device = kind + colon + arch
-    return iree_driver.target(device).name  # raises, naming the choices, if unknown
+    parallel = kind == "cpu" and runs_in_parallel(in_avals, out_avals, trip_work)
+    name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
+    target = iree_driver.target(name).name
+    return Placement(device, target, iree_driver.platform(target), parallel)
 
 
-def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],
-            out_avals: Sequence[ShapedArray], event: str = "compile",
-            target: str | None = None, abi: str = "") -> bytes:
+def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray], target: str,
+            abi: str = "", event: str = "compile") -> bytes:
     """The vmfb for lowered `texts`, from disk when an identical program was compiled."""
-    target = target or target_for(in_avals, out_avals)
     signature = str([a.str_short() for a in in_avals])
     cache = disk_cache()
     key = pipeline.cache_key(texts["ember"], target, abi) if cache else None

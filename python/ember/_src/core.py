@@ -1,9 +1,4 @@
-"""Tracing: tracers carry abstract values and build ember IR; outside a trace, ops run eagerly.
-
-`bind(op, *operands, **params)` is the one door into the dialect. Under a trace it appends an
-`ember.*` op; with only concrete arrays and no active trace it runs the op alone through its
-own small compiled module (compiled once per signature, as JAX's op-by-op mode does).
-"""
+"""Tracing: tracers carry abstract values and build ember IR (dispatch.bind is the door)."""
 
 from __future__ import annotations
 
@@ -18,15 +13,12 @@ from iree.compiler import ir as mlir
 from iree.compiler.dialects import func as func_d
 
 from ember import config, errors
-from ember.compiler import pipeline
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import OpDef
 from ember.dialect.types import ShapedArray
-from ember.runtime import Array, Device, Executable, put
-from ember.runtime import default as default_device
 
-from . import compilation, dtypes
+from . import dtypes
 from .signature import call_site
 
 _local = threading.local()
@@ -306,73 +298,3 @@ class Tracer:
     def __array__(self, *args, **kwargs):
         raise self._concretization(errors.TracerArrayConversionError,
                                    "Attempted NumPy conversion (numpy.asarray)")
-
-
-# ----------------------------------------------------------------------------- binding
-
-def bind(op: OpDef, *operands: Any, regions: Regions | None = None, **params: Any) -> Any:
-    for x in operands:
-        if isinstance(x, Tracer):
-            check_alive(x)
-    trace = current_trace()
-    if trace is not None:
-        return trace.emit(op, operands, params, regions)
-    return _eager(op, [as_array(x) for x in operands], params)
-
-
-def constant(value: np.ndarray, weak: bool = False) -> Any:
-    """A literal: an IR constant under a trace, a device array otherwise."""
-    trace = current_trace()
-    if trace is not None:
-        return trace.emit_constant(value, weak)
-    return put(value, ShapedArray(value.shape, value.dtype, weak), default_device())
-
-
-def as_array(x: Any, device: Device | None = None) -> Array:
-    """`x` as an ember.Array (a copy of host data; ember arrays pass through)."""
-    if isinstance(x, Array):
-        return x
-    dtype, weak = dtypes.dtype_and_weak(x)
-    value = np.asarray(x, dtype)
-    return put(value, ShapedArray(value.shape, dtype, weak), device or default_device())
-
-
-_EAGER: dict[tuple, Executable] = {}
-
-
-def _freeze(params: dict) -> tuple:
-    return tuple(sorted((k, str(v) if isinstance(v, np.dtype) else v)
-                        for k, v in params.items()))
-
-
-def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
-    key = (op, tuple(a.aval for a in arrays), _freeze(params))
-    exe = _EAGER.get(key)
-    if exe is None:
-        exe = _compile_single(op, [a.aval for a in arrays], params, arrays[0].device
-                              if arrays else default_device())
-        _EAGER[key] = exe
-    return exe(arrays)[0]
-
-
-def _compile_single(op: OpDef, avals: list[ShapedArray], params: dict,
-                    device: Device) -> Executable:
-    names = [f"x{i}" for i in range(len(avals))]
-    with Trace(op.name, "<eager>", avals, names) as trace:
-        out = trace.emit(op, trace.args, params)
-    out_avals = trace.finish([out])
-    vmfb = compilation.to_vmfb(lower_module(trace.module)[0], op.name, avals, out_avals,
-                               event="eager_compile")
-    return Executable(vmfb, device, avals, out_avals, name=op.name)
-
-
-def lower_module(module: mlir.Module, export: str = "main",
-                 reflection: dict[str, str] | None = None
-                 ) -> tuple[dict[str, str], dict[int, int | str]]:
-    """Run the IR phases in place; returns the text after each, and the donation decisions
-    (donated argument -> the result written into it, or why none)."""
-    decisions = pipeline.optimize(module)
-    texts = {"ember": str(module)}
-    pipeline.lower(module, export, reflection)
-    texts["linalg"] = str(module)
-    return texts, decisions

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -18,44 +17,20 @@ import numpy as np
 import optree
 
 from ember import config, errors, tree_util
-from ember.compiler import bufferize, loops, pipeline
 from ember.dialect.types import RefAval, ShapedArray
-from ember.runtime import Array, Executable, put
-from ember.runtime.executable import wait_for_readers
+from ember.runtime import Array
 
-from . import aot, compilation, donation, dtypes, events
-from .core import _EAGER, Trace, Tracer, check_alive, current_trace, defined_at, lower_module
+from . import compilation, dispatch, donation, dtypes, events
+from .core import Trace, Tracer, check_alive, current_trace, defined_at
 from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
+from .stages import Compiled, Lowered, ShapeDtypeStruct, Traced
 
 logger = logging.getLogger("ember")
 _NS = tree_util.NAMESPACE
 
 
 # ----------------------------------------------------------------------------- signatures
-
-class ShapeDtypeStruct:
-    """A shape and dtype without data: trace, lower and eval_shape accept it for an array."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
-        self.aval = ShapedArray(tuple(int(d) for d in shape), dtypes.canonicalize(dtype),
-                                weak_type)
-
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: self.aval.ndim)
-
-    def __repr__(self) -> str:
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ShapeDtypeStruct) and other.aval == self.aval
-
-    def __hash__(self) -> int:
-        return hash(self.aval)
-
 
 def _leaf_aval(x: Any) -> ShapedArray:
     if isinstance(x, (Array, ShapeDtypeStruct, Ref)):
@@ -89,7 +64,7 @@ class JitFunction:
             _as_tuple(donate_argnames))
         if device is not None:
             try:
-                compilation.target_for((), (), device)
+                compilation.place(device)
             except ValueError as e:
                 raise ValueError(f"jit of {_fun_name(fun)}: device {e}") from None
         self.device = device
@@ -296,10 +271,8 @@ class JitFunction:
             out_avals = trace.finish(out_leaves)
         del tracers, full_args, full_kwargs, out, out_leaves, leaves  # only leaks hold them
         trace.check_leaks()
-        donated = self._donated_leaves(args, kwargs)
-        if any(donated):
-            bufferize.mark_donated(trace.func.operation, list(donated))
-        return Traced(self, key, trace, out_tree, out_avals, donated, names)
+        return Traced(key, trace, out_tree, out_avals, self._donated_leaves(args, kwargs),
+                      names, event=self._events[1], key_of=self._key)
 
     def _donated_leaves(self, args: tuple, kwargs: dict) -> tuple[bool, ...]:
         if not (self.donate_argnums or self.donate_argnames):
@@ -397,211 +370,7 @@ def clear_caches() -> None:
     for options in per_fun:
         for cache in options.values():
             cache.clear()
-    _EAGER.clear()
-
-
-# ----------------------------------------------------------------------------- stages
-
-class Traced:
-    """A traced function: the ember-dialect module before any pass."""
-
-    def __init__(self, jitted: JitFunction, key: CacheKey, trace: Trace,
-                 out_tree: optree.PyTreeSpec, out_avals: list[ShapedArray],
-                 donated: tuple[bool, ...] = (), paths: Sequence[str] = ()):
-        self.jitted, self.key, self.out_tree, self.out_avals = jitted, key, out_tree, out_avals
-        self.donated, self.paths = donated, list(paths)
-        self.module = trace.module
-        self.ir = str(trace.module)
-        self.hoisted = trace.hoisted  # values of the trailing arguments, large constants
-        self.module_in_avals = key.in_avals + tuple(
-            ShapedArray(v.shape, v.dtype) for v in self.hoisted)
-
-    @property
-    def out_info(self) -> Any:
-        """The outputs as a pytree of ShapeDtypeStruct."""
-        return optree.tree_unflatten(self.out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.out_avals])
-
-    def lower(self) -> Lowered:
-        name = str(self.module.operation.attributes["sym_name"]).strip('"')
-        export = name.removeprefix("jit_")
-        device = self.key.device
-        target = compilation.target_for(self.module_in_avals, self.out_avals, device,
-                                        loops.trip_work(self.module.operation))
-        abi = aot.abi(export, target, self.key.in_tree, self.module_in_avals, self.out_tree,
-                      self.out_avals)
-        texts, decisions = lower_module(pipeline.clone(self.module), export,
-                                        {aot.ABI_KEY: abi})
-        lowered = Lowered(self, name, {"traced": self.ir, **texts}, target, abi)
-        lowered.unusable_donations = donation.unusable(decisions, self.donated, self.paths,
-                                                       self.key.in_avals)
-        lowered.refs_in_place = {i: isinstance(decisions.get(i), int) for i in self.refs}
-        return lowered
-
-    @property
-    def refs(self) -> list[int]:
-        """The argument leaves that are refs (each gets its last value as an extra result)."""
-        return [i for i, a in enumerate(self.key.in_avals) if isinstance(a, RefAval)]
-
-
-class Lowered:
-    """A lowered function: the text of every IR phase, ready for IREE."""
-
-    def __init__(self, traced: Traced, name: str, texts: dict[str, str], target: str,
-                 abi: str):
-        self.traced, self.name, self._texts = traced, name, texts
-        self.target, self._abi = target, abi
-        self.unusable_donations: list[str] = []
-        self.refs_in_place: dict[int, bool] = {}
-
-    def as_text(self, stage: str = "ember") -> str:
-        if stage not in self._texts:
-            raise ValueError(f"as_text requires a stage in {list(self._texts)}, got {stage!r}")
-        return self._texts[stage]
-
-    def compile(self) -> Compiled:
-        traced = self.traced
-        vmfb = compilation.to_vmfb(self._texts, self.name, traced.module_in_avals,
-                                   traced.out_avals, event=traced.jitted._events[1],
-                                   target=self.target, abi=self._abi)
-        return Compiled(self, vmfb)
-
-
-class Compiled:
-    """A compiled function: call it, save it, inspect its key. It is loaded on its device
-    at the first call, so code compiled for a device this machine lacks can still be saved."""
-
-    def __init__(self, lowered: Lowered, vmfb: bytes):
-        traced = lowered.traced
-        self.lowered = lowered
-        self.cache_key = traced.key
-        self.vmfb = vmfb
-        self.target = lowered.target
-        self._out_tree = traced.out_tree
-        self._out_avals = tuple(traced.out_avals)
-        self._refs = lowered.refs_in_place  # ref leaf -> written in place by the call?
-        self._ref_avals = tuple(traced.key.in_avals[i].value() for i in self._refs)
-        self._jitted = traced.jitted
-        self.n_args = len(traced.key.in_avals)
-        self._hoisted = traced.hoisted
-        self._module_in_avals = traced.module_in_avals
-        self._single_out = self._out_tree == optree.tree_structure(0)
-        self._executable: Executable | None = None
-        self._donated, self._paths = traced.donated, traced.paths
-
-    def warn_unusable_donations(self) -> None:
-        donation.report(self.lowered.name, self.lowered.unusable_donations)
-
-    @property
-    def executable(self) -> Executable:
-        if self._executable is None:
-            # Donated arguments and refs written in place hold results by design.
-            tied = [i for i, d in enumerate(self._donated) if d]
-            tied += [i for i, in_place in self._refs.items() if in_place]
-            self._executable = aot.load_executable(self.vmfb, self.lowered.name, self.target,
-                                                   self._module_in_avals,
-                                                   self._out_avals + self._ref_avals,
-                                                   tied=tied)
-        return self._executable
-
-    def _call(self, args: Sequence[Array]) -> list[Array]:
-        call = self.executable.call  # from now on, straight to the executable
-        if self._hoisted:  # the large constants, on the device once, after the arguments
-            device = self.executable.device
-            consts = [put(v, ShapedArray(v.shape, v.dtype), device) for v in self._hoisted]
-            self._call = lambda args: call([*args, *consts])
-        else:
-            self._call = call
-        return self._call(args)
-
-    def as_text(self, stage: str = "ember") -> str:
-        return self.lowered.as_text(stage)
-
-    @property
-    def in_avals(self) -> tuple[ShapedArray, ...]:
-        return self.cache_key.in_avals
-
-    @property
-    def out_avals(self) -> tuple[ShapedArray, ...]:
-        return self._out_avals
-
-    def signature(self) -> str:
-        """`(f32[3], i32[]) -> (f32[3])`: what this compiled code takes and returns."""
-        return aot.signature(self.in_avals, self.out_avals)
-
-    def __repr__(self) -> str:
-        return f"<ember.Compiled {self.lowered.name} {self.signature()}>"
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the `.vmfb`: `ember.load(path)` and `iree-run-module` run it."""
-        if self._hoisted:
-            raise ValueError(f"{self.lowered.name} was compiled for calls, with its large "
-                             f"constants passed as arguments; save the module of "
-                             f"ember.jit(f).lower(...).compile(), which holds them")
-        with open(path, "wb") as f:
-            f.write(self.vmfb)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key, leaves = self._jitted._key(args, kwargs)
-        if key != self.cache_key:
-            raise TypeError(f"{self.lowered.name} requires arguments matching its compiled "
-                            f"signature {[a.str_short() for a in self.cache_key.in_avals]}, "
-                            f"got {[a.str_short() for a in key.in_avals]}")
-        return self.call_leaves(leaves)
-
-    def call_arrays(self, args: Sequence[Array]) -> Any:
-        """The fast path: every argument already an ember.Array of the compiled type."""
-        outs = self._call(args)
-        return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
-
-    def call_leaves(self, leaves: list[Any]) -> Any:
-        """Flattened arguments, host data among them, put on the device first."""
-        device = self.executable.device
-        if self._refs:
-            return self._call_with_refs(leaves, device)
-        if self._donated:
-            return self._call_donating(leaves, device)
-        return self.call_arrays([x if type(x) is Array else _put(x, aval, device)
-                                 for x, aval in zip(leaves, self.cache_key.in_avals,
-                                                    strict=True)])
-
-    def _call_with_refs(self, leaves: list[Any], device) -> Any:
-        """Refs pass their buffers; each ref's last value is the call's extra result, written
-        in place (or copied back when ember-bufferize could not prove that safe)."""
-        refs = [leaves[i] for i in self._refs]
-        if len({id(r) for r in refs}) != len(refs):
-            raise ValueError(f"{self.lowered.name} was given the same Ref twice: a ref may be "
-                             f"passed once per call (writes through two names would race)")
-        arrays = [x._array if i in self._refs else x for i, x in enumerate(leaves)]
-        wait_for_readers()  # the call writes into the refs' buffers
-        if self._donated:
-            outs = self._call_donating(arrays, device, flat=True)
-        else:
-            outs = self._call([x if type(x) is Array else _put(x, aval, device) for x, aval
-                               in zip(arrays, self.cache_key.in_avals, strict=True)])
-        n = len(self._out_avals)
-        for ref, result, in_place in zip(refs, outs[n:], self._refs.values(), strict=True):
-            ref._write_back(result, in_place)
-        outs = outs[:n]
-        return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
-
-    def _call_donating(self, leaves: list[Any], device, flat: bool = False) -> Any:
-        """Donated host data is copied (never aliased: the call writes into it); donated
-        arrays are waited for (no call may still read them) and invalid afterwards."""
-        name, mask = self.lowered.name, self._donated
-        donation.check_distinct(name, leaves, mask, self._paths)
-        arrays = donation.take(leaves, mask, name)  # donated arrays are invalid from here
-        arrays = [x if type(x) is Array else _put(x, aval, device)
-                  for x, aval in zip(arrays, self.cache_key.in_avals, strict=True)]
-        wait_for_readers()  # no call still reads what this one overwrites
-        return self._call(arrays) if flat else self.call_arrays(arrays)
-
-
-def _put(x: Any, aval: ShapedArray, device) -> Array:
-    if isinstance(x, ShapeDtypeStruct):
-        raise TypeError(f"a jitted function requires arrays to run, got {x!r} (a "
-                        f"ShapeDtypeStruct has no data; use .trace/.lower/eval_shape)")
-    return put(np.asarray(x), aval, device)
+    dispatch.clear_cache()
 
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:

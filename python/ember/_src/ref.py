@@ -18,7 +18,8 @@ from ember.dialect import ops
 from ember.dialect.types import RefAval
 from ember.runtime import Array
 
-from .core import Tracer, as_array, bind, current_trace
+from .core import Tracer, current_trace
+from .dispatch import as_array, bind
 
 # Refs are a tracer-level feature: built from the tracer and the dialect's ops alone (not
 # from ember.numpy, which is built on jit, which knows refs).

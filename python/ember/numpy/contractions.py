@@ -1,6 +1,7 @@
 """Contractions beyond matmul/dot: einsum, tensordot, vdot, inner, outer, kron. Every one
 is a single `ember.dot_general` (plus transposes, reshapes and, for repeated subscripts,
-diagonals and sums)."""
+diagonals and sums).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +9,61 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from .. import numpy as _np
+import numpy as np
 
-asarray, reshape, transpose = _np.asarray, _np.reshape, _np.transpose
+from ember.dialect import ops
+
+from .._src.dispatch import bind
+from . import _base
+from . import reductions as _red
+from . import shapes as _sh
+from . import ufuncs as _uf
+from ._base import _broadcast, _promote_only, _shape_of, asarray
+from .shapes import diagonal, reshape, transpose
+from .ufuncs import multiply
+
+_IMPORTED = set(globals())  # what this module defines is exported: the rest
+
+
+def _dot_general(a, b, lc, rc, lb=(), rb=()):
+    a, b = _promote_only(a, b)
+    return bind(ops.DOT_GENERAL, a, b, lhs_contracting=tuple(lc), rhs_contracting=tuple(rc),
+                lhs_batch=tuple(lb), rhs_batch=tuple(rb))
+
+
+def matmul(a, b):
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul requires arguments of rank >= 1, got shapes {a.shape} and "
+                         f"{b.shape}; use multiply for scalars")
+    a2 = reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
+    b2 = reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul requires a.shape[-1] == b.shape[-2], got shapes {a.shape} "
+                         f"and {b.shape}")
+    batch = _shape_of(np.empty(a2.shape[:-2]), np.empty(b2.shape[:-2]), name="matmul")
+    nb = len(batch)
+    a3 = _broadcast(a2, batch + a2.shape[-2:])
+    b3 = _broadcast(b2, batch + b2.shape[-2:])
+    out = _dot_general(a3, b3, (nb + 1,), (nb,), range(nb), range(nb))
+    shape = batch + a.shape[-2:-1] * (a.ndim > 1) + b.shape[-1:] * (b.ndim > 1)
+    return reshape(out, shape) if shape != out.shape else out
+
+
+def dot(a, b):
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if b.ndim <= 2:
+        return matmul(a, b) if a.ndim <= 2 else _dot_general(a, b, (a.ndim - 1,), (0,))
+    return _dot_general(a, b, (a.ndim - 1,), (b.ndim - 2,))
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
+    return _red.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+
 
 
 def tensordot(a: Any, b: Any, axes: int | Sequence = 2) -> Any:
@@ -27,29 +80,29 @@ def tensordot(a: Any, b: Any, axes: int | Sequence = 2) -> Any:
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot requires matching contracted dimensions, got shapes "
                              f"{a.shape} and {b.shape} with axes {axes}")
-    return _np._dot_general(a, b, lc, rc)
+    return _dot_general(a, b, lc, rc)
 
 
 def vdot(a: Any, b: Any) -> Any:
-    a, b = _np.ravel(a), _np.ravel(b)
+    a, b = _sh.ravel(a), _sh.ravel(b)
     if a.shape != b.shape:
         raise ValueError(f"vdot requires arrays of one size, got {a.size} and {b.size}")
-    return _np._dot_general(a, b, (0,), (0,))
+    return _dot_general(a, b, (0,), (0,))
 
 
 def inner(a: Any, b: Any) -> Any:
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        return _np.multiply(a, b)
+        return _uf.multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"inner requires matching last dimensions, got shapes {a.shape} and "
                          f"{b.shape}")
-    return _np._dot_general(a, b, (a.ndim - 1,), (b.ndim - 1,))
+    return _dot_general(a, b, (a.ndim - 1,), (b.ndim - 1,))
 
 
 def outer(a: Any, b: Any) -> Any:
-    a, b = _np.ravel(a), _np.ravel(b)
-    return _np.multiply(reshape(a, (a.size, 1)), reshape(b, (1, b.size)))
+    a, b = _sh.ravel(a), _sh.ravel(b)
+    return _uf.multiply(reshape(a, (a.size, 1)), reshape(b, (1, b.size)))
 
 
 def kron(a: Any, b: Any) -> Any:
@@ -57,7 +110,7 @@ def kron(a: Any, b: Any) -> Any:
     nd = max(a.ndim, b.ndim)
     a = reshape(a, (1,) * (nd - a.ndim) + a.shape)
     b = reshape(b, (1,) * (nd - b.ndim) + b.shape)
-    prod = _np.multiply(reshape(a, tuple(x for d in a.shape for x in (d, 1))),
+    prod = _uf.multiply(reshape(a, tuple(x for d in a.shape for x in (d, 1))),
                         reshape(b, tuple(x for d in b.shape for x in (1, d))))
     return reshape(prod, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
 
@@ -101,7 +154,7 @@ def _diagonalize(x: Any, s: str) -> tuple[Any, str]:
     while len(set(s)) != len(s):
         c = next(c for c in s if s.count(c) > 1)
         i, j = s.index(c), s.index(c, s.index(c) + 1)
-        x = _np.diagonal(x, 0, i, j)  # the diagonal becomes the last axis
+        x = _sh.diagonal(x, 0, i, j)  # the diagonal becomes the last axis
         s = s[:i] + s[i + 1:j] + s[j + 1:] + c
     return x, s
 
@@ -119,7 +172,7 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None,
                                  f"sizes {sizes[c]} and {d}")
             sizes[c] = max(sizes[c], d)
     terms = [_diagonalize(x, s) for x, s in zip(operands, inputs, strict=True)]
-    terms = [(_np.broadcast_to(x, tuple(sizes[c] for c in s)), s) for x, s in terms]
+    terms = [(_sh.broadcast_to(x, tuple(sizes[c] for c in s)), s) for x, s in terms]
 
     def needed_after(k: int) -> set:
         return set(out).union(*(set(s) for _, s in terms[k:]))
@@ -127,7 +180,7 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None,
     def sum_private(x: Any, s: str, keep: set) -> tuple[Any, str]:
         drop = [i for i, c in enumerate(s) if c not in keep]
         if drop:
-            x = _np.sum(x, axis=tuple(drop))
+            x = _red.sum(x, axis=tuple(drop))
             s = "".join(c for c in s if c in keep)
         return x, s
 
@@ -140,7 +193,7 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None,
         shared = [c for c in acc_s if c in s]
         batch = [c for c in shared if c in keep]
         contract = [c for c in shared if c not in keep]
-        acc = _np._dot_general(acc, x, [acc_s.index(c) for c in contract],
+        acc = _dot_general(acc, x, [acc_s.index(c) for c in contract],
                                [s.index(c) for c in contract],
                                [acc_s.index(c) for c in batch], [s.index(c) for c in batch])
         acc_s = ("".join(batch) + "".join(c for c in acc_s if c not in shared)
@@ -148,9 +201,8 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None,
     acc, acc_s = sum_private(acc, acc_s, set(out))
     result = transpose(acc, [acc_s.index(c) for c in out]) if acc_s != out else acc
     if preferred_element_type is not None:
-        result = _np.astype(result, preferred_element_type)
+        result = _base.astype(result, preferred_element_type)
     return result
 
 
-__all__ = ["einsum", "inner", "kron", "outer", "tensordot", "vdot"]
-
+__all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

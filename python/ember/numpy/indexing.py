@@ -21,13 +21,14 @@ from ember import errors
 from ember.dialect import ops
 from ember.runtime import Array
 
-from .._src.core import Tracer, bind
+from .._src.core import Tracer
+from .._src.dispatch import bind
+from . import _base
+from . import shapes as _sh
+from . import ufuncs as _uf
+from .ufuncs import _where_values
 
-
-def _np():
-    import ember.numpy as enp  # the package imports this module
-
-    return enp
+_IMPORTED = set(globals())  # what this module defines is exported: the rest
 
 
 def _is_array_index(i: Any) -> bool:
@@ -80,8 +81,7 @@ def _static_int(i: Any) -> int | None:
 
 
 def getitem(x: Any, idx: Any) -> Any:
-    enp = _np()
-    x = enp.asarray(x)
+    x = _base.asarray(x)
     entries = _normalize(x, idx)
     if any(_is_array_index(e) for e in entries):
         return _advanced(x, entries)
@@ -128,14 +128,14 @@ def getitem(x: Any, idx: Any) -> Any:
         y = bind(ops.SLICE, y, start_indices=tuple(starts), limit_indices=tuple(limits),
                  strides=tuple(strides))
     kept = [a for a in range(x.ndim) if a not in squeeze]
-    y = enp.reshape(y, tuple(y.shape[a] for a in kept))
+    y = _sh.reshape(y, tuple(y.shape[a] for a in kept))
     new_axes = _new_axes(entries)
     if not new_axes:
         return y
     shape = list(y.shape)
     for pos in new_axes:
         shape.insert(pos, 1)
-    return enp.reshape(y, tuple(shape))
+    return _sh.reshape(y, tuple(shape))
 
 
 def _advanced(x: Any, entries: list[Any]) -> Any:
@@ -176,12 +176,11 @@ def _advanced(x: Any, entries: list[Any]) -> Any:
 def _dynamic_part(x: Any, dynamic: dict[int, Tracer]) -> Any:
     """Traced integers: a size-1 dynamic slice per axis (negative counts from the end; the
     start clamps, as JAX's retrieval does)."""
-    enp = _np()
     starts = []
     for a in range(x.ndim):
         if a in dynamic:
-            i = enp.asarray(dynamic[a]).astype(np.int32)
-            starts.append(enp.where(i < 0, i + x.shape[a], i))
+            i = _base.asarray(dynamic[a]).astype(np.int32)
+            starts.append(_where_values(i < 0, i + x.shape[a], i))
         else:
             starts.append(np.int32(0))
     sizes = tuple(1 if a in dynamic else n for a, n in enumerate(x.shape))
@@ -193,15 +192,14 @@ def _gather(y: Any, arrays: list[tuple[int, Any]]) -> Any:
     adjacent ones put the broadcast index shape where they stand, separated ones in front."""
     if not arrays:
         return y
-    enp = _np()
     axes = [a for a, _ in arrays]
-    index = [enp.asarray(e) for _, e in arrays]
+    index = [_base.asarray(e) for _, e in arrays]
     shape = np.broadcast_shapes(*(tuple(i.shape) for i in index))
-    index = [enp.broadcast_to(i, shape) for i in index]
+    index = [_sh.broadcast_to(i, shape) for i in index]
     adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
     if not adjacent:  # move the indexed axes to the front
         rest = [a for a in range(y.ndim) if a not in axes]
-        y = enp.transpose(y, axes + rest)
+        y = _sh.transpose(y, axes + rest)
         axes = list(range(len(axes)))
     first = axes[0]
     dims = [y.shape[a] for a in axes]
@@ -209,9 +207,9 @@ def _gather(y: Any, arrays: list[tuple[int, Any]]) -> Any:
         flat = None
         for i, n, stride in zip(index, dims, _strides(dims), strict=True):
             i = i.astype(np.int32)
-            i = enp.minimum(enp.maximum(enp.where(i < 0, i + n, i), 0), n - 1)
+            i = _uf.minimum(_uf.maximum(_where_values(i < 0, i + n, i), 0), n - 1)
             flat = i * stride if flat is None else flat + i * stride
-        y = enp.reshape(y, y.shape[:first] + (math.prod(dims),) + y.shape[axes[-1] + 1:])
+        y = _sh.reshape(y, y.shape[:first] + (math.prod(dims),) + y.shape[axes[-1] + 1:])
         index = [flat]
     return bind(ops.TAKE, y, index[0], axis=first)
 
@@ -275,19 +273,18 @@ class _Update:
         return self._scatter(values, "max")
 
     def _scatter(self, values: Any, combine: str) -> Any:
-        enp = _np()
-        x = enp.asarray(self._x)
+        x = _base.asarray(self._x)
         entries = _normalize(x, self._idx)
         if not any(_is_array_index(e) for e in entries):
             return _update_window(x, entries, values, combine)
         positions = _flat_positions(x, entries)
         if positions is None:
             positions = _positions(x, self._idx)
-        updates = enp.broadcast_to(enp.asarray(values).astype(x.dtype), positions.shape)
-        flat = bind(ops.SCATTER, enp.reshape(x, (x.size,)),
-                    enp.reshape(positions, (positions.size,)),
-                    enp.reshape(updates, (updates.size,)), combine=combine)
-        return enp.reshape(flat, x.shape)
+        updates = _sh.broadcast_to(_base.asarray(values).astype(x.dtype), positions.shape)
+        flat = bind(ops.SCATTER, _sh.reshape(x, (x.size,)),
+                    _sh.reshape(positions, (positions.size,)),
+                    _sh.reshape(updates, (updates.size,)), combine=combine)
+        return _sh.reshape(flat, x.shape)
 
 
 _COMBINE = {"add": ops.ADD, "mul": ops.MUL, "min": ops.MIN, "max": ops.MAX}
@@ -298,7 +295,6 @@ def _update_window(x: Any, entries: list[Any], values: Any, combine: str) -> Any
     so the update is one ember.dynamic_update_slice (an in-place tensor.insert_slice) that
     costs the window's size, not the array's. Out-of-range integers drop the update, as JAX's
     scatter does: static ones at trace time, traced ones by writing the old values back."""
-    enp = _np()
     starts, sizes, strides, flips, in_range = [], [], [], [], []
     selected = []  # the shape of x[idx], which the values broadcast to (NumPy's rule)
     dropped = False
@@ -326,7 +322,7 @@ def _update_window(x: Any, entries: list[Any], values: Any, combine: str) -> Any
             strides.append(1)
         elif isinstance(e, Tracer) and e.ndim == 0 and e.dtype.kind in "iu":
             i = e.astype(np.int32)
-            i = enp.where(i < 0, i + n, i)
+            i = _where_values(i < 0, i + n, i)
             in_range.append((i >= 0) & (i < n))
             starts.append(i)
             sizes.append(1)
@@ -335,10 +331,10 @@ def _update_window(x: Any, entries: list[Any], values: Any, combine: str) -> Any
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None, and "
                              f"integer or boolean arrays are valid indices, got {e!r}")
         axis += 1
-    update = enp.broadcast_to(enp.asarray(values).astype(x.dtype), tuple(selected))
+    update = _sh.broadcast_to(_base.asarray(values).astype(x.dtype), tuple(selected))
     if dropped or 0 in sizes:
         return x
-    update = enp.reshape(update, tuple(sizes))
+    update = _sh.reshape(update, tuple(sizes))
     if flips:
         update = bind(ops.REV, update, dimensions=tuple(flips))
     if combine != "set" or in_range:
@@ -349,7 +345,7 @@ def _update_window(x: Any, entries: list[Any], values: Any, combine: str) -> Any
             ok = in_range[0]
             for flag in in_range[1:]:
                 ok = ok & flag
-            update = enp.where(ok, update, old)
+            update = _where_values(ok, update, old)
     return bind(ops.DYNAMIC_UPDATE_SLICE, x, update, *starts, strides=tuple(strides))
 
 
@@ -368,15 +364,14 @@ def _flat_positions(x: Any, entries: list[Any]) -> Any | None:
     any component is out of range; None for other mixes (slices, None), left to the table."""
     if len(entries) != x.ndim or any(e is None or isinstance(e, slice) for e in entries):
         return None
-    enp = _np()
     flat = valid = None
     for e, n, stride in zip(entries, x.shape, _strides(list(x.shape)), strict=True):
-        i = enp.asarray(e).astype(np.int32)
-        i = enp.where(i < 0, i + n, i)
+        i = _base.asarray(e).astype(np.int32)
+        i = _where_values(i < 0, i + n, i)
         ok = (i >= 0) & (i < n)
         flat = i * stride if flat is None else flat + i * stride
         valid = ok if valid is None else valid & ok
-    return enp.where(valid, flat, -1)
+    return _where_values(valid, flat, -1)
 
 
 def _positions(x: Any, idx: Any) -> Any:
@@ -404,14 +399,13 @@ def _positions(x: Any, idx: Any) -> Any:
             i = np.where(e < 0, e.astype(np.int64) + n, e)
             sent.append(np.where((i < 0) | (i >= n), n, i))
         else:  # traced integers and device arrays: out of range -> the padding
-            enp = _np()
-            i = enp.asarray(e).astype(np.int32)
-            i = enp.where(i < 0, i + n, i)
-            sent.append(enp.where((i < 0) | (i >= n), n, i))
+            i = _base.asarray(e).astype(np.int32)
+            i = _where_values(i < 0, i + n, i)
+            sent.append(_where_values((i < 0) | (i >= n), n, i))
             traced = True
         axis += 1
     if not traced:  # everything static: the positions are a constant
-        return _np().asarray(table[tuple(sent)])
+        return _base.asarray(table[tuple(sent)])
     return getitem(table, tuple(sent))
 
 
@@ -419,3 +413,6 @@ def immutable(self: Any, idx: Any, value: Any) -> None:
     raise TypeError(f"'{type(self).__name__}' object does not support item assignment: ember "
                     f"arrays are immutable, as in JAX. Use x = x.at[idx].set(value) (or .add, "
                     f".multiply, .min, .max) for a functional update.")
+
+
+__all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

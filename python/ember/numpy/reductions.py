@@ -1,8 +1,10 @@
 """Reductions beyond sum/max/min/mean: prod, argmax/argmin, any/all, running reductions,
-sorting, and the NaN-ignoring variants, with NumPy's NaN rules and JAX's result dtypes."""
+sorting, and the NaN-ignoring variants, with NumPy's NaN rules and JAX's result dtypes.
+"""
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -11,12 +13,145 @@ import numpy as np
 from ember.dialect import ops
 from ember.dialect.types import kind
 
-from .. import numpy as _np
 from .._src import dtypes as _dt
-from .._src.core import bind
+from .._src.core import Tracer
+from .._src.dispatch import bind, constant
+from ..errors import ConcretizationTypeError
+from . import shapes as _sh
+from . import ufuncs as _uf
+from ._base import asarray, astype
+from .shapes import reshape, stack
+from .ufuncs import _where_values, isclose, isnan, multiply, sqrt, subtract, true_divide
 
-asarray, where, reshape = _np.asarray, _np._where_values, _np.reshape
-_axes, _keep, _sum_dtype = _np._axes, _np._keep, _np._sum_dtype
+_IMPORTED = set(globals())  # what this module defines is exported: the rest
+
+
+def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{name} requires axis in [{-ndim}, {ndim}), got {a} for an "
+                             f"array of rank {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} requires distinct axes, got {axis}")
+    return tuple(sorted(out))
+
+
+def _keep(x: Any, reduced: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not keepdims:
+        return reduced
+    return reshape(reduced, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+
+
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    k = kind(dtype)
+    if k in "bi" and dtype.itemsize < _dt.default_int().itemsize:
+        return _dt.default_int()
+    if k == "u" and dtype.itemsize < _dt.default_int().itemsize:
+        return _dt.canonicalize(np.uint64)
+    return dtype
+
+
+def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
+    a = asarray(a)
+    axes = _axes("sum", axis, a.ndim)
+    target = _dt.canonicalize(dtype) if dtype is not None else _sum_dtype(a.dtype)
+    a = a if a.dtype == target else bind(ops.CONVERT, a, dtype=target)
+    return _keep(a, bind(ops.REDUCE_SUM, a, axes=axes), axes, keepdims)
+
+
+def _extremum(name: str, op):
+    def reduce(a, axis=None, keepdims: bool = False):
+        a = asarray(a)
+        axes = _axes(name, axis, a.ndim)
+        if builtins.any(a.shape[i] == 0 for i in axes):
+            raise ValueError(f"{name} requires a non-empty reduced axis (zero-size array to "
+                             f"reduction operation {name} which has no identity), got shape "
+                             f"{a.shape} with axis={axis}")
+        return _keep(a, bind(op, a, axes=axes), axes, keepdims)
+
+    reduce.__name__ = name
+    return reduce
+
+
+max = _extremum("max", ops.REDUCE_MAX)  # noqa: A001
+min = _extremum("min", ops.REDUCE_MIN)  # noqa: A001
+amax, amin = max, min
+
+
+def mean(a, axis=None, dtype=None, keepdims: bool = False):
+    a = asarray(a)
+    axes = _axes("mean", axis, a.ndim)
+    count = math.prod(a.shape[i] for i in axes)
+    target = _dt.canonicalize(dtype) if dtype is not None else (
+        a.dtype if kind(a.dtype) == "f" else _dt.default_float())
+    total = sum(astype(a, target), axis=axes, keepdims=keepdims)
+    return true_divide(total, np.asarray(count, target) if count else np.asarray(np.nan, target))
+
+
+def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    """Mean squared deviation (two passes, as NumPy: no cancellation from E[x^2] - E[x]^2)."""
+    a = asarray(a)
+    axes = _axes("var", axis, a.ndim)
+    centered = subtract(a, mean(a, axis=axes, dtype=dtype, keepdims=True))
+    count = math.prod(a.shape[i] for i in axes) - ddof
+    squares = sum(multiply(centered, centered), axis=axes, keepdims=keepdims)
+    return true_divide(squares, np.asarray(count if count > 0 else np.nan, squares.dtype))
+
+
+def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+def where(condition, x=None, y=None):
+    """where(c, x, y): elementwise choice. where(c) is nonzero(c): concrete input only."""
+    if x is None and y is None:
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where requires both x and y, or neither; got only one")
+    return _where_values(condition, x, y)
+
+
+def nonzero(a) -> tuple[Any, ...]:
+    """Indices of the non-zero elements. Their count sets the shape, so `a` must be
+    concrete: under jit this raises ConcretizationTypeError."""
+    if isinstance(a, Tracer):
+        raise ConcretizationTypeError(
+            f"nonzero (and one-argument where) requires a concrete array (the count of "
+            f"non-zero elements sets the result shape), got a traced {a.aval.str_short()}. "
+            f"Use the three-argument where(c, x, y), or compute it outside jit.")
+    return tuple(constant(i.astype(_dt.default_int())) for i in np.nonzero(np.asarray(a)))
+
+
+def argwhere(a) -> Any:
+    return stack(nonzero(a), axis=-1) if np.ndim(a) else constant(
+        np.zeros((int(bool(np.asarray(a))), 0), _dt.default_int()))
+
+
+def flatnonzero(a) -> Any:
+    return nonzero(np.ravel(np.asarray(a)) if not isinstance(a, Tracer) else a)[0]
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> Any:
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    a1, a2 = asarray(a1), asarray(a2)
+    if a1.shape != a2.shape:
+        return asarray(False)
+    eq = _uf.equal(a1, a2)
+    if equal_nan:
+        eq = _uf.logical_or(eq, _uf.logical_and(isnan(a1), isnan(a2)))
+    return all(eq)
+
+
+
 
 
 def _to(a: Any, dtype: np.dtype) -> Any:
@@ -32,7 +167,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 def _truth(a: Any) -> Any:
     a = asarray(a)
-    return a if a.dtype == np.bool_ else _np.not_equal(a, 0)
+    return a if a.dtype == np.bool_ else _uf.not_equal(a, 0)
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
@@ -48,7 +183,7 @@ def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _np.sum(_truth(a), axis=axis, keepdims=keepdims)
+    return sum(_truth(a), axis=axis, keepdims=keepdims)
 
 
 def _flat_or(a: Any, axis: Any, name: str) -> tuple[Any, int]:
@@ -70,9 +205,9 @@ def _arg_extremum(name: str, extremum):
             raise ValueError(f"{name} requires a non-empty axis (attempt to get {name} of an "
                              f"empty sequence), got shape {x.shape} with axis={axis}")
         best = extremum(x, axis=ax, keepdims=True)
-        hit = _np.equal(x, best)
+        hit = _uf.equal(x, best)
         if kind(x.dtype) == "f":
-            hit = where(_np.isnan(best), _np.isnan(x), hit)
+            hit = where(_uf.isnan(best), _uf.isnan(x), hit)
         index = where(hit, _iota(x.shape, ax), x.shape[ax])
         out = bind(ops.REDUCE_MIN, index, axes=(ax,))
         if not keepdims:
@@ -85,13 +220,13 @@ def _arg_extremum(name: str, extremum):
     return reduce
 
 
-argmax = _arg_extremum("argmax", _np.max)
-argmin = _arg_extremum("argmin", _np.min)
+argmax = _arg_extremum("argmax", max)
+argmin = _arg_extremum("argmin", min)
 
 
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    return _np.subtract(_np.max(a, axis=axis, keepdims=keepdims),
-                        _np.min(a, axis=axis, keepdims=keepdims))
+    return _uf.subtract(max(a, axis=axis, keepdims=keepdims),
+                        min(a, axis=axis, keepdims=keepdims))
 
 
 # ----------------------------------------------------------------------------- running
@@ -151,7 +286,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     # result makes the keys descend with ties in rising index order again.
     last = np.asarray(x.shape[ax] - 1, index_dtype)
     ranks = bind(ops.SORT, bind(ops.REV, x, dimensions=(ax,)), iota, dimension=ax)
-    return bind(ops.REV, _np.subtract(last, ranks), dimensions=(ax,))
+    return bind(ops.REV, _uf.subtract(last, ranks), dimensions=(ax,))
 
 
 def _kth(name: str, a: Any, kth: int, axis: int) -> tuple[Any, int, int]:
@@ -175,7 +310,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     after it (descending): JAX's layout (NumPy leaves both sides in no particular order)."""
     a, ax, k = _kth("partition", a, kth, axis)
     bottom, top = _split(sort(a, axis=ax), ax, k + 1)
-    return _np.concatenate([bottom, _np.flip(top, ax)], axis=ax)
+    return _sh.concatenate([bottom, _sh.flip(top, ax)], axis=ax)
 
 
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
@@ -183,7 +318,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     then the others in index order, as JAX returns them."""
     a, ax, k = _kth("argpartition", a, kth, axis)
     bottom, top = _split(argsort(a, axis=ax), ax, k + 1)
-    return _np.concatenate([bottom, sort(top, axis=ax)], axis=ax)
+    return _sh.concatenate([bottom, sort(top, axis=ax)], axis=ax)
 
 
 def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -191,7 +326,7 @@ def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     axes = _axes("median", axis, a.ndim)
     kept = [i for i in range(a.ndim) if i not in axes]
-    x = reshape(_np.transpose(a, kept + list(axes)),
+    x = reshape(_sh.transpose(a, kept + list(axes)),
                 tuple(a.shape[i] for i in kept) + (math.prod(a.shape[i] for i in axes),))
     x = _to(x, x.dtype if kind(x.dtype) == "f" else _dt.default_float())
     n = x.shape[-1]
@@ -199,8 +334,8 @@ def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
         raise ValueError(f"median requires a non-empty reduction, got shape {a.shape}")
     s = sort(x, axis=-1)
     lo, hi = (n - 1) // 2, n // 2
-    middle = _np.multiply(_np.add(s[..., lo], s[..., hi]), 0.5)
-    out = where(_np.isnan(s[..., n - 1]), np.nan, middle)
+    middle = _uf.multiply(_uf.add(s[..., lo], s[..., hi]), 0.5)
+    out = where(_uf.isnan(s[..., n - 1]), np.nan, middle)
     return _keep(a, out, axes, keepdims)
 
 
@@ -208,7 +343,7 @@ def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
-    return _np.sum(_np.nan_to_num(a, posinf=np.inf, neginf=-np.inf) if kind(a.dtype) == "f"
+    return sum(_uf.nan_to_num(a, posinf=np.inf, neginf=-np.inf) if kind(a.dtype) == "f"
                    else a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
@@ -217,25 +352,23 @@ def _nan_extremum(name: str, reduce, fill: float):
         a = asarray(a)
         if kind(a.dtype) != "f":
             return reduce(a, axis=axis, keepdims=keepdims)
-        out = reduce(where(_np.isnan(a), fill, a), axis=axis, keepdims=keepdims)
-        all_nan = all(_np.isnan(a), axis=axis, keepdims=keepdims)
+        out = reduce(where(_uf.isnan(a), fill, a), axis=axis, keepdims=keepdims)
+        all_nan = all(_uf.isnan(a), axis=axis, keepdims=keepdims)
         return where(all_nan, np.nan, out)
 
     run.__name__ = name
     return run
 
 
-nanmax = _nan_extremum("nanmax", _np.max, -np.inf)
-nanmin = _nan_extremum("nanmin", _np.min, np.inf)
+nanmax = _nan_extremum("nanmax", max, -np.inf)
+nanmin = _nan_extremum("nanmin", min, np.inf)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
-    count = _np.sum(_np.logical_not(_np.isnan(a)), axis=axis, keepdims=keepdims)
+    count = sum(_uf.logical_not(_uf.isnan(a)), axis=axis, keepdims=keepdims)
     total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    return _np.true_divide(total, count)
+    return _uf.true_divide(total, count)
 
 
-__all__ = [n for n in dir() if not n.startswith("_")
-           and n not in ("annotations", "math", "np", "Any", "ops", "kind", "bind",
-                         "asarray", "where", "reshape")]
+__all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

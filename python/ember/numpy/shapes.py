@@ -1,5 +1,6 @@
 """Shape manipulation, data movement and array creation beyond the basics in __init__:
-all compositions of slice, rev, concatenate, take, iota and broadcast rows."""
+all compositions of slice, rev, concatenate, take, iota and broadcast rows.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +15,101 @@ import numpy as np
 from ember.dialect import ops
 from ember.dialect.types import kind
 
-from .. import numpy as _np
 from .._src import dtypes as _dt
-from .._src.core import bind
+from .._src.dispatch import bind
+from . import _base
+from . import creation as _cr
+from . import ufuncs as _uf
+from ._base import _broadcast, _promote_only, asarray
+from .ufuncs import _where_values
 
-asarray, reshape, transpose, where = _np.asarray, _np.reshape, _np.transpose, _np._where_values
+_IMPORTED = set(globals())  # what this module defines is exported: the rest
+
+
+def reshape(a, shape, order: str = "C"):
+    if order != "C":
+        raise NotImplementedError("reshape requires order='C'")
+    a = asarray(a)
+    shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape requires at most one -1, got {shape}")
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        if known == 0 or a.size % known:
+            raise ValueError(f"cannot reshape array of shape {a.shape} into shape {shape}")
+        shape = tuple(a.size // known if d == -1 else d for d in shape)
+    if math.prod(shape) != a.size:
+        raise ValueError(f"cannot reshape array of size {a.size} (shape {a.shape}) into shape "
+                         f"{shape}")
+    return a if shape == a.shape else bind(ops.RESHAPE, a, shape=shape)
+
+
+def transpose(a, axes: Sequence[int] | None = None):
+    a = asarray(a)
+    perm = tuple(reversed(range(a.ndim))) if axes is None else tuple(i % a.ndim if a.ndim
+                                                                     else i for i in axes)
+    if sorted(perm) != list(range(a.ndim)):
+        raise ValueError(f"transpose requires a permutation of range({a.ndim}), got {axes}")
+    return a if perm == tuple(range(a.ndim)) else bind(ops.TRANSPOSE, a, permutation=perm)
+
+
+def broadcast_to(a, shape):
+    a = asarray(a)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    lead = len(shape) - a.ndim
+    if lead < 0 or builtins.any(d not in (1, t)
+                                for d, t in zip(a.shape, shape[lead:], strict=True)):
+        raise ValueError(f"broadcast_to requires a shape that {a.shape} broadcasts to, got "
+                         f"{shape}")
+    return _broadcast(a, shape)
+
+
+def expand_dims(a, axis: int):
+    a = asarray(a)
+    axis = axis % (a.ndim + 1)
+    return reshape(a, a.shape[:axis] + (1,) + a.shape[axis:])
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0):
+    arrays = _promote_only(*arrays) if arrays else []
+    if not arrays:
+        raise ValueError("concatenate requires at least one array, got none")
+    if axis is None:
+        arrays, axis = [reshape(a, (a.size,)) for a in arrays], 0
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("concatenate requires arrays of rank >= 1, got scalars (use stack)")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"concatenate requires axis in [{-ndim}, {ndim}), got {axis}")
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(ops.CONCATENATE, *arrays, dimension=axis % ndim)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0):
+    arrays = [asarray(x) for x in arrays]
+    if not arrays:
+        raise ValueError("stack requires at least one array, got none")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"stack requires arrays of one shape, got {sorted(shapes)}")
+    if not -(arrays[0].ndim + 1) <= axis <= arrays[0].ndim:
+        raise ValueError(f"stack requires axis in [{-arrays[0].ndim - 1}, {arrays[0].ndim}], "
+                         f"got {axis}")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def hstack(arrays: Sequence[Any]):
+    arrays = [asarray(x) for x in arrays]
+    return concatenate(arrays, 0 if arrays and arrays[0].ndim == 1 else 1)
+
+
+def vstack(arrays: Sequence[Any]):
+    arrays = [asarray(x) for x in arrays]
+    return concatenate([reshape(a, (1, a.size)) if a.ndim < 2 else a for a in arrays], 0)
+
+
+
 
 
 def _axis(name: str, axis: int, ndim: int) -> int:
@@ -81,8 +172,8 @@ def atleast_2d(a: Any) -> Any:
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
-    shape = _np._shape_of(*args, name="broadcast_arrays")
-    return [_np.broadcast_to(a, shape) for a in args]
+    shape = _base._shape_of(*args, name="broadcast_arrays")
+    return [broadcast_to(a, shape) for a in args]
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -147,7 +238,7 @@ def tile(a: Any, reps: int | Sequence[int]) -> Any:
     # Broadcast to (r0, d0, r1, d1, ...) and merge each pair.
     expanded = reshape(a, tuple(x for d in a.shape for x in (1, d)))
     target = tuple(x for r, d in zip(reps, a.shape, strict=True) for x in (r, d))
-    return reshape(_np.broadcast_to(expanded, target),
+    return reshape(broadcast_to(expanded, target),
                    tuple(r * d for r, d in zip(reps, a.shape, strict=True)))
 
 
@@ -166,7 +257,7 @@ def repeat(a: Any, repeats: int | Sequence[int], axis: int | None = None,
         r = int(counts)
         shape = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
         expanded = reshape(a, a.shape[:axis + 1] + (1,) + a.shape[axis + 1:])
-        return reshape(_np.broadcast_to(expanded, shape),
+        return reshape(broadcast_to(expanded, shape),
                        a.shape[:axis] + (a.shape[axis] * r,) + a.shape[axis + 1:])
     if counts.shape != (a.shape[axis],) or (counts < 0).any():
         raise ValueError(f"repeat requires {a.shape[axis]} non-negative counts along axis "
@@ -204,7 +295,7 @@ def roll(a: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
             raise TypeError("roll requires a concrete shift")
         k = s % n if n else 0
         if k:
-            a = _np.concatenate([_slice_axis(a, ax, n - k, n), _slice_axis(a, ax, 0, n - k)],
+            a = concatenate([_slice_axis(a, ax, n - k, n), _slice_axis(a, ax, 0, n - k)],
                                 ax)
     return a
 
@@ -231,8 +322,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any
                     parts.append(a)
                 elif width:
                     shape = a.shape[:ax] + (width,) + a.shape[ax + 1:]
-                    parts.append(_np.full(shape, value, a.dtype))
-            a = _np.concatenate(parts, ax)
+                    parts.append(_cr.full(shape, value, a.dtype))
+            a = concatenate(parts, ax)
             continue
         if n == 0:
             raise ValueError(f"pad mode {mode!r} requires a non-empty axis, got axis {ax} of "
@@ -245,8 +336,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any
 def _tri_mask(n: int, m: int, k: int, upper: bool) -> Any:
     rows = bind(ops.IOTA, dimension=0, shape=(n, m), dtype=np.dtype(np.int32))
     cols = bind(ops.IOTA, dimension=1, shape=(n, m), dtype=np.dtype(np.int32))
-    diff = _np.subtract(cols, rows)
-    return _np.greater_equal(diff, k) if upper else _np.less_equal(diff, k)
+    diff = _uf.subtract(cols, rows)
+    return _uf.greater_equal(diff, k) if upper else _uf.less_equal(diff, k)
 
 
 def _triangle(name: str, m: Any, k: int, upper: bool) -> Any:
@@ -254,7 +345,7 @@ def _triangle(name: str, m: Any, k: int, upper: bool) -> Any:
     if m.ndim < 2:
         raise ValueError(f"{name} requires an array of rank >= 2, got shape {m.shape}")
     mask = _tri_mask(m.shape[-2], m.shape[-1], k, upper)
-    return where(mask, m, np.zeros((), m.dtype))
+    return _where_values(mask, m, np.zeros((), m.dtype))
 
 
 def tril(m: Any, k: int = 0) -> Any:
@@ -267,17 +358,17 @@ def triu(m: Any, k: int = 0) -> Any:
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
     mask = _tri_mask(N, N if M is None else M, k, upper=False)
-    return _np.astype(mask, _dt.default_float() if dtype is None else dtype)
+    return _base.astype(mask, _dt.default_float() if dtype is None else dtype)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
     n, m = operator.index(N), operator.index(N if M is None else M)
     dtype = _dt.canonicalize(_dt.default_float() if dtype is None else dtype)
-    diag = _np.equal(_np.subtract(bind(ops.IOTA, dimension=1, shape=(n, m),
+    diag = _uf.equal(_uf.subtract(bind(ops.IOTA, dimension=1, shape=(n, m),
                                        dtype=np.dtype(np.int32)),
                                   bind(ops.IOTA, dimension=0, shape=(n, m),
                                        dtype=np.dtype(np.int32))), k)
-    return _np.astype(diag, dtype)
+    return _base.astype(diag, dtype)
 
 
 def identity(n: int, dtype: Any = None) -> Any:
@@ -306,14 +397,10 @@ def diag(v: Any, k: int = 0) -> Any:
     # Row i holds v[i] on the diagonal for k >= 0; column j holds v[j] for k < 0.
     values = bind(ops.TAKE, v, asarray(np.minimum(np.arange(n), builtins.max(v.shape[0] - 1,
                                                                              0)).astype(
-        np.int32)), axis=0) if v.shape[0] else _np.zeros((n,), v.dtype)
+        np.int32)), axis=0) if v.shape[0] else _cr.zeros((n,), v.dtype)
     source = reshape(values, (n, 1) if k >= 0 else (1, n))
-    return where(eye(n, k=k, dtype=np.bool_), _np.broadcast_to(source, (n, n)),
+    return _where_values(eye(n, k=k, dtype=np.bool_), broadcast_to(source, (n, n)),
                  np.zeros((), v.dtype))
-
-
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
-    return _np.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
@@ -323,23 +410,23 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         raise ValueError(f"linspace requires num >= 0, got {num}")
     dtype = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
     compute = dtype if kind(dtype) == "f" else _dt.default_float()
-    start_, stop_ = (_np.astype(asarray(v), compute) for v in (start, stop))
+    start_, stop_ = (_base.astype(asarray(v), compute) for v in (start, stop))
     div = (num - 1) if endpoint else num
-    step = _np.true_divide(_np.subtract(stop_, start_), builtins.max(div, 1))
+    step = _uf.true_divide(_uf.subtract(stop_, start_), builtins.max(div, 1))
     i = bind(ops.IOTA, dimension=0, shape=(num,), dtype=compute)
     shape = (num,) + tuple(start_.shape)
     i = reshape(i, (num,) + (1,) * start_.ndim)
-    out = _np.add(start_, _np.multiply(i, step)) if num else _np.zeros(shape, compute)
+    out = _uf.add(start_, _uf.multiply(i, step)) if num else _cr.zeros(shape, compute)
     if endpoint and num > 1:  # the last point is exactly stop
-        is_last = _np.equal(i, num - 1)
-        out = where(is_last, _np.broadcast_to(stop_, shape), out)
-    out = _np.astype(moveaxis(out, 0, axis) if start_.ndim else out, dtype)
+        is_last = _uf.equal(i, num - 1)
+        out = _where_values(is_last, broadcast_to(stop_, shape), out)
+    out = _base.astype(moveaxis(out, 0, axis) if start_.ndim else out, dtype)
     return (out, step) if retstep else out
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     a = asarray(a)
-    return _np.full(a.shape if shape is None else shape, fill_value,
+    return _cr.full(a.shape if shape is None else shape, fill_value,
                     a.dtype if dtype is None else dtype)
 
 
@@ -348,7 +435,7 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
 
 
 def empty(shape: Any, dtype: Any = None) -> Any:
-    return _np.zeros(shape, dtype)
+    return _cr.zeros(shape, dtype)
 
 
 # ----------------------------------------------------------------------------- gathers
@@ -377,21 +464,21 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     n = a.shape[axis]
     mode = mode or "fill"
     if mode == "wrap":
-        return bind(ops.TAKE, a, _np.remainder(indices, builtins.max(n, 1)), axis=axis)
+        return bind(ops.TAKE, a, _uf.remainder(indices, builtins.max(n, 1)), axis=axis)
     if mode == "clip":
-        return bind(ops.TAKE, a, _np.clip(indices, 0, builtins.max(n - 1, 0)), axis=axis)
+        return bind(ops.TAKE, a, _uf.clip(indices, 0, builtins.max(n - 1, 0)), axis=axis)
     if mode != "fill":
         raise ValueError(f"take requires mode in ('fill', 'clip', 'wrap'), got {mode!r}")
-    valid = _np.logical_and(_np.greater_equal(indices, -n), _np.less(indices, n))
+    valid = _uf.logical_and(_uf.greater_equal(indices, -n), _uf.less(indices, n))
     if n == 0:
-        safe = a if indices.size == 0 else _np.zeros(a.shape[:axis] + (1,) + a.shape[axis + 1:],
+        safe = a if indices.size == 0 else _cr.zeros(a.shape[:axis] + (1,) + a.shape[axis + 1:],
                                                      a.dtype)
-        gathered = bind(ops.TAKE, safe, _np.zeros(indices.shape, indices.dtype), axis=axis)
+        gathered = bind(ops.TAKE, safe, _cr.zeros(indices.shape, indices.dtype), axis=axis)
     else:
         gathered = bind(ops.TAKE, a, indices, axis=axis)
     mask = reshape(valid, (1,) * axis + indices.shape + (1,) * (a.ndim - axis - 1))
     fill = _fill_value(a.dtype) if fill_value is None else fill_value
-    return where(mask, gathered, np.asarray(fill, a.dtype))
+    return _where_values(mask, gathered, np.asarray(fill, a.dtype))
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
@@ -410,33 +497,30 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
         tuple(d for i, d in enumerate(indices.shape) if i != axis)))
     shape.insert(axis, indices.shape[axis])
     shape = tuple(shape)
-    indices = _np.broadcast_to(indices, shape)
+    indices = broadcast_to(indices, shape)
     n = arr.shape[axis]
     full = tuple(arr.shape[i] if i == axis else shape[i] for i in range(arr.ndim))
-    arr = _np.broadcast_to(arr, full)
-    idx = _np.astype(indices, np.int32)
-    normalized = where(_np.less(idx, 0), _np.add(idx, n), idx)
-    valid = _np.logical_and(_np.greater_equal(normalized, 0), _np.less(normalized, n))
-    clamped = _np.clip(normalized, 0, builtins.max(n - 1, 0))
+    arr = broadcast_to(arr, full)
+    idx = _base.astype(indices, np.int32)
+    normalized = _where_values(_uf.less(idx, 0), _uf.add(idx, n), idx)
+    valid = _uf.logical_and(_uf.greater_equal(normalized, 0), _uf.less(normalized, n))
+    clamped = _uf.clip(normalized, 0, builtins.max(n - 1, 0))
     flat = None
     stride = 1
     for d in reversed(range(arr.ndim)):
         coord = clamped if d == axis else bind(ops.IOTA, dimension=d, shape=shape,
                                                dtype=np.dtype(np.int32))
-        term = _np.multiply(coord, stride)
-        flat = term if flat is None else _np.add(flat, term)
+        term = _uf.multiply(coord, stride)
+        flat = term if flat is None else _uf.add(flat, term)
         stride *= full[d]
     if math.prod(full) == 0 or math.prod(shape) == 0:
-        return _np.zeros(shape, arr.dtype)
+        return _cr.zeros(shape, arr.dtype)
     out = bind(ops.TAKE, ravel(arr), ravel(flat), axis=0)
     out = reshape(out, shape)
     if mode == "clip":
         return out
     fill = _fill_value(arr.dtype) if fill_value is None else fill_value
-    return where(valid, out, np.asarray(fill, arr.dtype))
+    return _where_values(valid, out, np.asarray(fill, arr.dtype))
 
 
-__all__ = [n for n in dir() if not n.startswith("_")
-           and n not in ("annotations", "builtins", "math", "operator", "np", "Any",
-                         "Sequence", "ops", "kind", "bind", "asarray", "reshape", "transpose",
-                         "where")]
+__all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

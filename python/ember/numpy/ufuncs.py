@@ -14,12 +14,104 @@ import numpy as np
 from ember.dialect import ops
 from ember.dialect.types import kind
 
-from .. import numpy as _np
 from .._src import dtypes as _dt
-from .._src.core import bind
+from .._src.dispatch import bind
+from . import _base
+from . import creation as _cr
+from ._base import _aval, _broadcast, _fused, _nary, _promoted, _shape_of, _unary_float, asarray
 
-_fused, _nary, _unary_float, _promoted = _np._fused, _np._nary, _np._unary_float, _np._promoted
-asarray, where = _np.asarray, _np._where_values
+_IMPORTED = set(globals())  # what this module defines is exported: the rest
+
+
+def add(x, y): return _nary(ops.ADD)(x, y)
+def subtract(x, y): return _nary(ops.SUB)(x, y)
+def multiply(x, y): return _nary(ops.MUL)(x, y)
+def true_divide(x, y): return _nary(ops.DIV, True)(x, y)
+def power(x, y): return _nary(ops.POW)(x, y)
+def maximum(x, y): return _nary(ops.MAX)(x, y)
+def minimum(x, y): return _nary(ops.MIN)(x, y)
+def exp(x): return _unary_float(ops.EXP)(x)
+def log(x): return _unary_float(ops.LOG)(x)
+def sqrt(x): return _unary_float(ops.SQRT)(x)
+def tanh(x): return _unary_float(ops.TANH)(x)
+def sin(x): return _unary_float(ops.SIN)(x)
+def cos(x): return _unary_float(ops.COS)(x)
+def negative(x): return _nary(ops.NEG)(x)
+def absolute(x): return _nary(ops.ABS)(x)
+def sign(x): return _nary(ops.SIGN)(x)
+def positive(x): return asarray(x)
+def square(x): return multiply(x, x)
+
+
+divide = true_divide
+abs = absolute
+
+
+def _compare(direction: str):
+    def compare(x, y):
+        return bind(ops.COMPARE, *_promoted(x, y), direction=direction)
+
+    return _fused(compare)
+
+
+equal, not_equal = _compare("EQ"), _compare("NE")
+less, less_equal = _compare("LT"), _compare("LE")
+greater, greater_equal = _compare("GT"), _compare("GE")
+
+
+def _bool_arg(x: Any) -> Any:
+    x = asarray(x)
+    return x if x.dtype == np.bool_ else not_equal(x, 0)
+
+
+def logical_and(x, y): return bind(ops.AND, *_promoted(_bool_arg(x), _bool_arg(y)))
+def logical_or(x, y): return bind(ops.OR, *_promoted(_bool_arg(x), _bool_arg(y)))
+def logical_not(x): return bind(ops.NOT, _bool_arg(x))
+
+
+def _int_or_bool(name: str, *xs: Any) -> None:
+    for x in xs:
+        if kind(_aval(x).dtype) not in "bui":
+            raise TypeError(f"{name} requires integer or boolean arguments, got "
+                            f"{_aval(x).dtype}")
+
+
+def bitwise_and(x, y):
+    _int_or_bool("bitwise_and", x, y)
+    return _nary(ops.AND)(x, y)
+
+
+def bitwise_or(x, y):
+    _int_or_bool("bitwise_or", x, y)
+    return _nary(ops.OR)(x, y)
+
+
+def invert(x):
+    _int_or_bool("invert", x)
+    return _nary(ops.NOT)(x)
+
+
+@_fused
+def _where_values(condition, x, y):
+    shape = _shape_of(condition, x, y, name="where")
+    x, y = _promoted(x, y)
+    return bind(ops.SELECT, _broadcast(_bool_arg(condition), shape), _broadcast(x, shape),
+                _broadcast(y, shape))
+
+
+def clip(a, a_min=None, a_max=None):
+    """`a` limited to [a_min, a_max] (either may be None), with JAX's promotion."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip requires a_min or a_max, got neither")
+    out = asarray(a)
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return out
+
+
+
 
 
 def _float_unary(op):
@@ -61,7 +153,7 @@ copysign = _float_binary(ops.COPYSIGN)
 
 @_fused
 def log10(x: Any) -> Any:
-    return _np.multiply(log2(x), float(np.log10(2.0)))  # a weak scalar: keeps float16
+    return multiply(log2(x), float(np.log10(2.0)))  # a weak scalar: keeps float16
 
 
 def _rounding(op):
@@ -102,11 +194,11 @@ def _round_scaled(decimals: int):
     @_fused
     def impl(a: Any) -> Any:
         if kind(a.dtype) in "biu":  # negative decimals on integers: round in float, cast back
-            f = _np.astype(a, _dt.default_float())
-            return _np.astype(_np.multiply(rint(_np.true_divide(f, 10.0 ** -decimals)),
+            f = _base.astype(a, _dt.default_float())
+            return _base.astype(multiply(rint(true_divide(f, 10.0 ** -decimals)),
                                            10.0 ** -decimals), a.dtype)
         factor = 10.0 ** decimals
-        return _np.true_divide(rint(_np.multiply(a, factor)), factor)
+        return true_divide(rint(multiply(a, factor)), factor)
 
     return impl
 
@@ -119,39 +211,39 @@ around = round
 def isfinite(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
-        return _np.full(x.shape, True, np.bool_)
+        return _cr.full(x.shape, True, np.bool_)
     return bind(ops.IS_FINITE, x)
 
 
 def isnan(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
-        return _np.full(x.shape, False, np.bool_)
-    return _np.not_equal(x, x)
+        return _cr.full(x.shape, False, np.bool_)
+    return not_equal(x, x)
 
 
 @_fused
 def isinf(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
-        return _np.full(x.shape, False, np.bool_)
-    return _np.equal(_np.absolute(x), np.inf)
+        return _cr.full(x.shape, False, np.bool_)
+    return equal(absolute(x), np.inf)
 
 
 def isposinf(x: Any) -> Any:
-    return _np.logical_and(isinf(x), _np.greater(x, 0))
+    return logical_and(isinf(x), greater(x, 0))
 
 
 def isneginf(x: Any) -> Any:
-    return _np.logical_and(isinf(x), _np.less(x, 0))
+    return logical_and(isinf(x), less(x, 0))
 
 
 @_fused
 def signbit(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
-        return _np.less(x, 0)
-    return _np.less(copysign(1.0, x), 0)
+        return less(x, 0)
+    return less(copysign(1.0, x), 0)
 
 
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
@@ -169,35 +261,20 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
 
 @_fused
 def _nan_to_num(x: Any, nan: Any, posinf: Any, neginf: Any) -> Any:
-    out = where(isnan(x), nan, x)
-    out = where(_np.equal(x, np.inf), posinf, out)
-    return where(_np.equal(x, -np.inf), neginf, out)
+    out = _where_values(isnan(x), nan, x)
+    out = _where_values(equal(x, np.inf), posinf, out)
+    return _where_values(equal(x, -np.inf), neginf, out)
 
 
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Any:
     a, b = _promoted(a, b)
     if kind(a.dtype) != "f":
-        return _np.equal(a, b)
-    close = _np.less_equal(_np.absolute(_np.subtract(a, b)),
-                           _np.add(atol, _np.multiply(rtol, _np.absolute(b))))
-    out = _np.logical_or(_np.equal(a, b), _np.logical_and(close, isfinite(b)))
-    return _np.logical_or(out, _np.logical_and(isnan(a), isnan(b))) if equal_nan else out
-
-
-def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> Any:
-    return _np.all(isclose(a, b, rtol, atol, equal_nan))
-
-
-def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
-    a1, a2 = asarray(a1), asarray(a2)
-    if a1.shape != a2.shape:
-        return asarray(False)
-    eq = _np.equal(a1, a2)
-    if equal_nan:
-        eq = _np.logical_or(eq, _np.logical_and(isnan(a1), isnan(a2)))
-    return _np.all(eq)
+        return equal(a, b)
+    close = less_equal(absolute(subtract(a, b)),
+                           add(atol, multiply(rtol, absolute(b))))
+    out = logical_or(equal(a, b), logical_and(close, isfinite(b)))
+    return logical_or(out, logical_and(isnan(a), isnan(b))) if equal_nan else out
 
 
 # ----------------------------------------------------------------------------- integer ops
@@ -216,11 +293,11 @@ def bitwise_xor(x: Any, y: Any) -> Any:
 
 
 def bitwise_not(x: Any) -> Any:
-    return _np.invert(x)
+    return invert(x)
 
 
 def logical_xor(x: Any, y: Any) -> Any:
-    return bind(ops.XOR, *_promoted(_np._bool_arg(x), _np._bool_arg(y)))
+    return bind(ops.XOR, *_promoted(_bool_arg(x), _bool_arg(y)))
 
 
 def _shift(name: str, op):
@@ -243,7 +320,7 @@ right_shift = bitwise_right_shift = _shift("right_shift", ops.SHIFT_RIGHT)
 def _numeric(name: str, x: Any, y: Any) -> list[Any]:
     x, y = _promoted(x, y, name=name)
     if x.dtype == np.bool_:
-        x, y = (_np.astype(v, np.int8) for v in (x, y))
+        x, y = (_base.astype(v, np.int8) for v in (x, y))
     return [x, y]
 
 
@@ -255,20 +332,20 @@ def floor_divide(x: Any, y: Any) -> Any:
         return bind(ops.DIV, x, y)
     if k == "i":
         quotient = bind(ops.DIV, x, y)
-        fix_down = _np.logical_and(_np.not_equal(_np.sign(x), _np.sign(y)),
-                                   _np.not_equal(bind(ops.REM, x, y), 0))
-        return where(fix_down, _np.subtract(quotient, 1), quotient)
+        fix_down = logical_and(not_equal(sign(x), sign(y)),
+                                   not_equal(bind(ops.REM, x, y), 0))
+        return _where_values(fix_down, subtract(quotient, 1), quotient)
     return _float_divmod(x, y)[0]
 
 
 def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     """CPython's float_divmod (floatobject.c), as JAX has it."""
     mod = bind(ops.REM, x, y)
-    corrected = where(_np.equal(y, 0), x, _np.subtract(x, mod))
+    corrected = _where_values(equal(y, 0), x, subtract(x, mod))
     div = bind(ops.DIV, corrected, y)
-    ind = _np.logical_and(_np.not_equal(mod, 0), _np.not_equal(_np.sign(y), _np.sign(mod)))
-    mod = where(ind, _np.add(mod, y), mod)
-    div = where(ind, _np.subtract(div, 1.0), div)
+    ind = logical_and(not_equal(mod, 0), not_equal(sign(y), sign(mod)))
+    mod = _where_values(ind, add(mod, y), mod)
+    div = _where_values(ind, subtract(div, 1.0), div)
     return rint(div), mod
 
 
@@ -276,11 +353,11 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
 def remainder(x: Any, y: Any) -> Any:
     x, y = _numeric("remainder", x, y)
     if kind(y.dtype) in "iu":
-        y = where(_np.equal(y, 0), np.ones((), y.dtype), y)
+        y = _where_values(equal(y, 0), np.ones((), y.dtype), y)
     trunc_mod = bind(ops.REM, x, y)
-    do_plus = _np.logical_and(_np.not_equal(_np.less(trunc_mod, 0), _np.less(y, 0)),
-                              _np.not_equal(trunc_mod, 0))
-    return where(do_plus, _np.add(trunc_mod, y), trunc_mod)
+    do_plus = logical_and(not_equal(less(trunc_mod, 0), less(y, 0)),
+                              not_equal(trunc_mod, 0))
+    return _where_values(do_plus, add(trunc_mod, y), trunc_mod)
 
 
 mod = remainder
@@ -290,8 +367,8 @@ mod = remainder
 def fmod(x: Any, y: Any) -> Any:
     x, y = _numeric("fmod", x, y)
     if kind(y.dtype) in "iu":  # NumPy and JAX: fmod(x, 0) is 0 for integers
-        safe = where(_np.equal(y, 0), np.ones((), y.dtype), y)
-        return where(_np.equal(y, 0), np.zeros((), x.dtype), bind(ops.REM, x, safe))
+        safe = _where_values(equal(y, 0), np.ones((), y.dtype), y)
+        return _where_values(equal(y, 0), np.zeros((), x.dtype), bind(ops.REM, x, safe))
     return bind(ops.REM, x, y)
 
 
@@ -301,27 +378,27 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001
 
 @_fused
 def reciprocal(x: Any) -> Any:
-    return _np.true_divide(1, x) if kind(asarray(x).dtype) == "f" else \
+    return true_divide(1, x) if kind(asarray(x).dtype) == "f" else \
         floor_divide(1, x)
 
 
 @_fused
 def hypot(x: Any, y: Any) -> Any:
     """sqrt(x^2 + y^2) without overflow: max * sqrt(1 + (min/max)^2)."""
-    x, y = (_np.absolute(v) for v in _promoted(x, y, to_float=True))
-    big, small = _np.maximum(x, y), _np.minimum(x, y)
-    safe = where(_np.equal(big, 0), 1.0, big)
-    ratio = _np.true_divide(small, safe)
-    out = _np.multiply(big, _np.sqrt(_np.add(1.0, _np.multiply(ratio, ratio))))
-    return where(_np.logical_or(isinf(x), isinf(y)), np.inf, out)  # hypot(inf, nan) = inf
+    x, y = (absolute(v) for v in _promoted(x, y, to_float=True))
+    big, small = maximum(x, y), minimum(x, y)
+    safe = _where_values(equal(big, 0), 1.0, big)
+    ratio = true_divide(small, safe)
+    out = multiply(big, sqrt(add(1.0, multiply(ratio, ratio))))
+    return _where_values(logical_or(isinf(x), isinf(y)), np.inf, out)  # hypot(inf, nan) = inf
 
 
 def deg2rad(x: Any) -> Any:
-    return _np.multiply(_promoted(x, to_float=True)[0], np.pi / 180)
+    return multiply(_promoted(x, to_float=True)[0], np.pi / 180)
 
 
 def rad2deg(x: Any) -> Any:
-    return _np.multiply(_promoted(x, to_float=True)[0], 180 / np.pi)
+    return multiply(_promoted(x, to_float=True)[0], 180 / np.pi)
 
 
 radians, degrees = deg2rad, rad2deg
@@ -330,37 +407,37 @@ radians, degrees = deg2rad, rad2deg
 @_fused
 def logaddexp(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
-    amax = _np.maximum(x, y)
-    delta = _np.subtract(x, y)
-    return where(isnan(delta), _np.add(x, y),
-                 _np.add(amax, log1p(_np.exp(_np.negative(_np.absolute(delta))))))
+    amax = maximum(x, y)
+    delta = subtract(x, y)
+    return _where_values(isnan(delta), add(x, y),
+                 add(amax, log1p(exp(negative(absolute(delta))))))
 
 
 @_fused
 def logaddexp2(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
-    amax = _np.maximum(x, y)
-    delta = _np.subtract(x, y)
-    tail = _np.true_divide(log1p(exp2(_np.negative(_np.absolute(delta)))), float(np.log(2.0)))
-    return where(isnan(delta), _np.add(x, y), _np.add(amax, tail))
+    amax = maximum(x, y)
+    delta = subtract(x, y)
+    tail = true_divide(log1p(exp2(negative(absolute(delta)))), float(np.log(2.0)))
+    return _where_values(isnan(delta), add(x, y), add(amax, tail))
 
 
 @_fused
 def fmax(x: Any, y: Any) -> Any:
     """The larger, ignoring a NaN (NumPy's fmax)."""
     x, y = _promoted(x, y)
-    return where(isnan(y), x, where(isnan(x), y, _np.maximum(x, y)))
+    return _where_values(isnan(y), x, _where_values(isnan(x), y, maximum(x, y)))
 
 
 @_fused
 def fmin(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y)
-    return where(isnan(y), x, where(isnan(x), y, _np.minimum(x, y)))
+    return _where_values(isnan(y), x, _where_values(isnan(x), y, minimum(x, y)))
 
 
 def float_power(x: Any, y: Any) -> Any:
     dtype = _dt.canonicalize(np.float64)
-    return _np.power(_np.astype(asarray(x), dtype), _np.astype(asarray(y), dtype))
+    return power(_base.astype(asarray(x), dtype), _base.astype(asarray(y), dtype))
 
 
 def select(condlist: list, choicelist: list, default: Any = 0) -> Any:
@@ -375,10 +452,8 @@ def select(condlist: list, choicelist: list, default: Any = 0) -> Any:
         cond = asarray(cond)
         if cond.dtype != np.bool_:
             raise TypeError(f"select requires boolean conditions, got {cond.dtype}")
-        out = where(cond, choice, out)
+        out = _where_values(cond, choice, out)
     return out
 
 
-__all__ = [n for n in dir() if not n.startswith("_")
-           and n not in ("annotations", "functools", "np", "Any", "ops", "kind", "bind",
-                         "asarray", "where")]
+__all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

@@ -8,10 +8,11 @@ import numpy as np
 
 from ember import numpy as enp
 from ember.dialect import ops
+from ember.numpy import _base
 
 
 def erf(x: Any) -> Any:
-    return enp._unary_float(ops.ERF)(x)
+    return _base._unary_float(ops.ERF)(x)
 
 
 def erfc(x: Any) -> Any:

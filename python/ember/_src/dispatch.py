@@ -1,0 +1,92 @@
+"""`bind(op, *operands, **params)`, the one door into the dialect.
+
+Under a trace it appends an `ember.*` op. With concrete arrays and no trace it runs the op
+alone (JAX's op-by-op dispatch), compiled once per signature along the same stages as
+ember.jit (Traced -> Lowered -> Compiled), for the device its operands are on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import optree
+
+from ember import config
+from ember.dialect.ops import OpDef
+from ember.dialect.types import ShapedArray
+from ember.runtime import Array, Device, put
+from ember.runtime import get as get_device
+
+from . import compilation, dtypes
+from .core import Regions, Trace, Tracer, check_alive, current_trace
+from .signature import CacheKey
+from .stages import Compiled, Traced
+
+
+def bind(op: OpDef, *operands: Any, regions: Regions | None = None, **params: Any) -> Any:
+    for x in operands:
+        if isinstance(x, Tracer):
+            check_alive(x)
+    trace = current_trace()
+    if trace is not None:
+        return trace.emit(op, operands, params, regions)
+    return _eager(op, [as_array(x) for x in operands], params)
+
+
+def default_device() -> Device:
+    """The runtime device `ember_default_device` names."""
+    return get_device(compilation.place(config.read("ember_default_device")).platform)
+
+
+def constant(value: np.ndarray, weak: bool = False) -> Any:
+    """A literal: an IR constant under a trace, a device array otherwise."""
+    trace = current_trace()
+    if trace is not None:
+        return trace.emit_constant(value, weak)
+    return put(value, ShapedArray(value.shape, value.dtype, weak), default_device())
+
+
+def as_array(x: Any, device: Device | None = None) -> Array:
+    """`x` as an ember.Array (a copy of host data; ember arrays pass through)."""
+    if isinstance(x, Array):
+        return x
+    dtype, weak = dtypes.dtype_and_weak(x)
+    value = np.asarray(x, dtype)
+    return put(value, ShapedArray(value.shape, dtype, weak), device or default_device())
+
+
+_EAGER: dict[tuple, Compiled] = {}
+
+
+def clear_cache() -> None:
+    _EAGER.clear()
+
+
+def _freeze(params: dict) -> tuple:
+    return tuple(sorted((k, str(v) if isinstance(v, np.dtype) else v)
+                        for k, v in params.items()))
+
+
+def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
+    device = arrays[0].device if arrays else default_device()
+    x64, default = config.in_key()
+    key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)
+    compiled = _EAGER.get(key)
+    if compiled is None:
+        # The default device's name when it names this platform (it may pick an
+        # architecture, cuda:sm_90), else the platform the operands are on.
+        name = (default if compilation.place(default).platform == device.platform
+                else device.platform)
+        compiled = _EAGER[key] = _compile(op, key[1], params, name, x64)
+    return compiled.call_arrays(arrays)
+
+
+def _compile(op: OpDef, avals: tuple[ShapedArray, ...], params: dict, device: str,
+             x64: bool) -> Compiled:
+    with Trace(op.name, "<eager>", avals, [f"x{i}" for i in range(len(avals))]) as trace:
+        out = trace.emit(op, trace.args, params)
+    out_avals = trace.finish([out])
+    key = CacheKey(optree.tree_structure((0,) * len(avals)), avals, (), device, x64)
+    traced = Traced(key, trace, optree.tree_structure(0), out_avals, event="eager_compile")
+    return traced.lower().compile()
