@@ -30,9 +30,10 @@ settings.load_profile(PROFILE)
 TIERS = {"test_layout.py": "unit", "test_dialect.py": "unit", "test_fuse.py": "compile"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects by them
 def pytest_collection_modifyitems(items) -> None:
     for item in items:
-        if not any(item.iter_markers(name=t) for t in ("unit", "compile", "runtime", "gpu")):
+        if not any(item.get_closest_marker(t) for t in ("unit", "compile", "runtime", "gpu")):
             item.add_marker(TIERS.get(item.path.name, "runtime"))
 
 
