@@ -143,7 +143,7 @@ Lowering = Callable[[Emitter, mlir.Operation, list[str], list[ShapedArray], dict
                      ShapedArray | None], "str | list[str]"]
 
 
-def derived(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict:
+def template_params(avals: list[ShapedArray], result: ShapedArray, params: dict) -> dict:
     """What scalar templates may ask besides IR attributes (convert's source and target)."""
     src = avals[-1] if avals else result
     return dict(params, to=kind(result.dtype), src_bits=bits(src), dst_bits=bits(result),

@@ -11,10 +11,10 @@ from ember.dialect.types import ShapedArray, kind
 from .emitter import (
     Emitter,
     affine_map,
-    derived,
     etype,
     identity_map,
     iterators,
+    template_params,
     ttype,
 )
 
@@ -200,7 +200,7 @@ def lower_scatter(em, op, args, avals, params, result) -> str:
     new = u
     row = _SCATTER_COMBINE.get(combine)
     if row is not None:
-        template = row.scalar(kind(x.dtype), derived([x, x], x, {}))
+        template = row.scalar(kind(x.dtype), template_params([x, x], x, {}))
         new = em.scalar_body(template, [o, u], etype(x), etype(x))
     em.emit(f"  iree_linalg_ext.yield {new} : {etype(x)}")
     em.emit(f"}} -> {ttype(x)}")

@@ -14,11 +14,11 @@ from ember.dialect.types import ShapedArray, kind
 from .emitter import (
     Emitter,
     affine_map,
-    derived,
     etype,
     identity_map,
     iterators,
     results_lhs,
+    template_params,
     ttype,
 )
 
@@ -242,7 +242,8 @@ def _scalar_chain(em: Emitter, members: list, scalars: dict) -> None:
             em.emit(f"  {name} = arith.constant {text} : {etype(res)}")
             scalars[op.results[0]] = name
         else:
-            template = op_row.scalar(kind(op_avals[-1].dtype), derived(op_avals, res, op_params))
+            template = op_row.scalar(kind(op_avals[-1].dtype),
+                                     template_params(op_avals, res, op_params))
             scalars[op.results[0]] = em.scalar_body(
                 template, [scalars[v] for v in op.operands], etype(op_avals[-1]), etype(res))
 

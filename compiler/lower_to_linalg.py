@@ -23,11 +23,11 @@ from .emitter import (
     Emitter,
     Lowering,
     affine_map,
-    derived,
     etype,
     identity_map,
     iterators,
     signless,
+    template_params,
     ttype,
 )
 from .lower_indexing import (
@@ -55,7 +55,7 @@ from .walk import body, functions
 
 def lower_elementwise(em: Emitter, op: mlir.Operation, args: list[str],
                       avals: list[ShapedArray], params: dict, result: ShapedArray) -> str:
-    template = eir.opdef(op).scalar(kind(avals[-1].dtype), derived(avals, result, params))
+    template = eir.opdef(op).scalar(kind(avals[-1].dtype), template_params(avals, result, params))
     if result.ndim == 0 and avals and em.loop_depth:
         return _scalar_elementwise(em, template, args, avals, result)
     ident = identity_map(result.ndim)

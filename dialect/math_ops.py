@@ -20,7 +20,7 @@ def _math(name: str, fn: str, ref: Callable) -> object:
                        kinds="f")
 
 
-def _big(template: str) -> Callable[[str, Mapping], str]:
+def _with_overflow_bound(template: str) -> Callable[[str, Mapping], str]:
     """Fill {big}: where formulas switch to log(x) + ln 2 because x * x would overflow."""
 
     def body(k: str, attrs: Mapping) -> str:
@@ -118,9 +118,9 @@ ACOS = _math("acos", "acos", np.arccos)
 ATAN = _math("atan", "atan", np.arctan)
 SINH = _math("sinh", "sinh", np.sinh)
 COSH = _math("cosh", "cosh", np.cosh)
-ASINH = elementwise("asinh", 1, _big(_ASINH),
+ASINH = elementwise("asinh", 1, _with_overflow_bound(_ASINH),
                     silent_ref(np.arcsinh), kinds="f")
-ACOSH = elementwise("acosh", 1, _big(_ACOSH),
+ACOSH = elementwise("acosh", 1, _with_overflow_bound(_ACOSH),
                     silent_ref(np.arccosh), kinds="f")
 ATANH = _math("atanh", "atanh", np.arctanh)
 ERF = _math("erf", "erf", lambda x: _erf(x))

@@ -114,7 +114,7 @@ def _promoted(*xs: Any, to_float: bool = False, name: str = "broadcast") -> list
     return [_broadcast(_lift(x, dtype, weak), shape) for x in xs]
 
 
-def _fused(impl):
+def _eager_as_one_module(impl):
     """Outside a trace, run `impl` as one compiled module, so scalar broadcasts and dtype
     conversions fuse into the op instead of each materializing an array (eager SELU on 1M
     floats: 10 dispatches become 6). Compiled once per signature, like any jit."""
@@ -138,7 +138,7 @@ def _nary(op, to_float: bool = False):
                             f"convert them with .astype(...) first") from None
 
     impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
-    return _fused(impl)
+    return _eager_as_one_module(impl)
 
 
 @functools.cache
@@ -153,7 +153,7 @@ def _unary_float(op):
         return bind(op, _lift(x, dtype, weak))
 
     impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
-    return _fused(impl)
+    return _eager_as_one_module(impl)
 
 
 def _stack_rows(values: list[Any]) -> Any:

@@ -1,7 +1,7 @@
 """The rest of `jax.numpy`'s ufuncs, each one op row or a composition of rows written as
 JAX writes it, so results (and corner cases like x // 0) agree with JAX.
 
-Compositions run eagerly as one compiled module (`_fused`), never op by op.
+Compositions run eagerly as one compiled module (`_eager_as_one_module`), never op by op.
 """
 
 from __future__ import annotations
@@ -18,7 +18,16 @@ from .._src import dtypes as _dt
 from .._src.dispatch import bind
 from . import _base
 from . import creation as _cr
-from ._base import _aval, _broadcast, _fused, _nary, _promoted, _shape_of, _unary_float, asarray
+from ._base import (
+    _aval,
+    _broadcast,
+    _eager_as_one_module,
+    _nary,
+    _promoted,
+    _shape_of,
+    _unary_float,
+    asarray,
+)
 
 _IMPORTED = set(globals())  # what this module defines is exported: the rest
 
@@ -51,7 +60,7 @@ def _compare(direction: str):
     def compare(x, y):
         return bind(ops.COMPARE, *_promoted(x, y), direction=direction)
 
-    return _fused(compare)
+    return _eager_as_one_module(compare)
 
 
 equal, not_equal = _compare("EQ"), _compare("NE")
@@ -91,7 +100,7 @@ def invert(x):
     return _nary(ops.NOT)(x)
 
 
-@_fused
+@_eager_as_one_module
 def _where_values(condition, x, y):
     shape = _shape_of(condition, x, y, name="where")
     x, y = _promoted(x, y)
@@ -151,7 +160,7 @@ arctan2 = atan2 = _float_binary(ops.ATAN2)
 copysign = _float_binary(ops.COPYSIGN)
 
 
-@_fused
+@_eager_as_one_module
 def log10(x: Any) -> Any:
     return multiply(log2(x), float(np.log10(2.0)))  # a weak scalar: keeps float16
 
@@ -191,7 +200,7 @@ def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001
 
 @functools.cache
 def _round_scaled(decimals: int):
-    @_fused
+    @_eager_as_one_module
     def impl(a: Any) -> Any:
         if kind(a.dtype) in "biu":  # negative decimals on integers: round in float, cast back
             f = _base.astype(a, _dt.default_float())
@@ -222,7 +231,7 @@ def isnan(x: Any) -> Any:
     return not_equal(x, x)
 
 
-@_fused
+@_eager_as_one_module
 def isinf(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
@@ -238,7 +247,7 @@ def isneginf(x: Any) -> Any:
     return logical_and(isinf(x), less(x, 0))
 
 
-@_fused
+@_eager_as_one_module
 def signbit(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
@@ -259,7 +268,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
                        np.asarray(neginf, x.dtype))
 
 
-@_fused
+@_eager_as_one_module
 def _nan_to_num(x: Any, nan: Any, posinf: Any, neginf: Any) -> Any:
     out = _where_values(isnan(x), nan, x)
     out = _where_values(equal(x, np.inf), posinf, out)
@@ -324,7 +333,7 @@ def _numeric(name: str, x: Any, y: Any) -> list[Any]:
     return [x, y]
 
 
-@_fused
+@_eager_as_one_module
 def floor_divide(x: Any, y: Any) -> Any:
     x, y = _numeric("floor_divide", x, y)
     k = kind(x.dtype)
@@ -349,7 +358,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     return rint(div), mod
 
 
-@_fused
+@_eager_as_one_module
 def remainder(x: Any, y: Any) -> Any:
     x, y = _numeric("remainder", x, y)
     if kind(y.dtype) in "iu":
@@ -363,7 +372,7 @@ def remainder(x: Any, y: Any) -> Any:
 mod = remainder
 
 
-@_fused
+@_eager_as_one_module
 def fmod(x: Any, y: Any) -> Any:
     x, y = _numeric("fmod", x, y)
     if kind(y.dtype) in "iu":  # NumPy and JAX: fmod(x, 0) is 0 for integers
@@ -376,13 +385,13 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001
     return floor_divide(x, y), remainder(x, y)
 
 
-@_fused
+@_eager_as_one_module
 def reciprocal(x: Any) -> Any:
     return true_divide(1, x) if kind(asarray(x).dtype) == "f" else \
         floor_divide(1, x)
 
 
-@_fused
+@_eager_as_one_module
 def hypot(x: Any, y: Any) -> Any:
     """sqrt(x^2 + y^2) without overflow: max * sqrt(1 + (min/max)^2)."""
     x, y = (absolute(v) for v in _promoted(x, y, to_float=True))
@@ -404,7 +413,7 @@ def rad2deg(x: Any) -> Any:
 radians, degrees = deg2rad, rad2deg
 
 
-@_fused
+@_eager_as_one_module
 def logaddexp(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
     amax = maximum(x, y)
@@ -413,7 +422,7 @@ def logaddexp(x: Any, y: Any) -> Any:
                  add(amax, log1p(exp(negative(absolute(delta))))))
 
 
-@_fused
+@_eager_as_one_module
 def logaddexp2(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
     amax = maximum(x, y)
@@ -422,14 +431,14 @@ def logaddexp2(x: Any, y: Any) -> Any:
     return _where_values(isnan(delta), add(x, y), add(amax, tail))
 
 
-@_fused
+@_eager_as_one_module
 def fmax(x: Any, y: Any) -> Any:
     """The larger, ignoring a NaN (NumPy's fmax)."""
     x, y = _promoted(x, y)
     return _where_values(isnan(y), x, _where_values(isnan(x), y, maximum(x, y)))
 
 
-@_fused
+@_eager_as_one_module
 def fmin(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y)
     return _where_values(isnan(y), x, _where_values(isnan(x), y, minimum(x, y)))
