@@ -456,16 +456,33 @@ def test_settings_that_change_tracing_change_the_key():
     """A function cached before ember.config.update(...) of a setting in the key is traced
     again after it: with x64 on, arange is int64; another default device compiles anew."""
     f = ember.jit(lambda x: x.sum() + jnp.arange(3))
-    x = np.ones(2, np.int8)
+    x, on_device = np.ones(2, np.int8), ember.device_put(np.ones(2, np.int8))
     assert np.asarray(f(x)).dtype == np.int32
+    assert np.asarray(f(on_device)).dtype == np.int32  # the fast path (ember.Arrays only)
     try:
         ember.config.update("ember_enable_x64", True)
         assert np.asarray(f(x)).dtype == np.int64
+        assert np.asarray(f(on_device)).dtype == np.int64
         ember.config.update("ember_enable_x64", False)
         ember.config.update("ember_default_device", "cpu:x86-64-v3")
         with ember.count_events("compile") as n:
             assert_close(f(x), np.arange(3, dtype=np.int32) + 2)
+            assert_close(f(on_device), np.arange(3, dtype=np.int32) + 2)
         assert n() == 1
     finally:
         ember.config.update("ember_enable_x64", False)
+        ember.config.update("ember_default_device", "cpu")
+
+
+def test_eager_ops_run_where_their_operands_are():
+    """Eager ops (single rows and composites alike) compile for the device their operands
+    are on; host data goes to the default device, which need not be the CPU."""
+    y = ember.device_put(np.ones(3, np.float32))
+    try:
+        ember.config.update("ember_default_device", "vulkan")
+        assert_close(jnp.exp(y), np.full(3, np.e, np.float32))  # one row
+        assert_close(jnp.where(y > 0, y, 0.0) + 1, np.full(3, 2, np.float32))  # composites
+        with pytest.raises(RuntimeError, match="needs a vulkan device|no vulkan device"):
+            jnp.exp(np.ones(3, np.float32))
+    finally:
         ember.config.update("ember_default_device", "cpu")

@@ -76,8 +76,10 @@ def _canonical(name: str) -> str:
 
 
 def update(name: str, value: Any) -> None:
+    global _in_key
     key = _canonical(name)
     _values[key] = _PARSE[key](f"ember.config.update of {key}", value) if key in _PARSE else value
+    _in_key = None
 
 
 def read(name: str) -> Any:
@@ -87,12 +89,16 @@ def read(name: str) -> Any:
     return _values[key]
 
 
+_in_key: tuple[Any, ...] | None = None  # the values of IN_KEY; None after an update
+
+
 def in_key() -> tuple[Any, ...]:
-    """The values of IN_KEY, read on every jitted call (the fast path: plain lookups)."""
-    try:
-        return _values["ember_enable_x64"], _values["ember_default_device"]
-    except KeyError:
-        return tuple(read(name) for name in IN_KEY)
+    """The values of IN_KEY, read on every jitted call (one tuple, made again after an
+    update)."""
+    global _in_key
+    if _in_key is None:
+        _in_key = tuple(read(name) for name in IN_KEY)
+    return _in_key
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,7 @@ ember.jit (Traced -> Lowered -> Compiled), for the device its operands are on.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -68,17 +69,24 @@ def _freeze(params: dict) -> tuple:
                         for k, v in params.items()))
 
 
+@functools.lru_cache(maxsize=64)
+def _device_name(default: str, platform: str) -> str:
+    return default if compilation.place(default).platform == platform else platform
+
+
+def device_name(device: Device) -> str:
+    """The device name eager ops on `device` compile for: `ember_default_device` when it
+    names this platform (it may pick an architecture: cuda:sm_90), else the platform."""
+    return _device_name(config.read("ember_default_device"), device.platform)
+
+
 def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
     device = arrays[0].device if arrays else default_device()
     x64, default = config.in_key()
     key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)
     compiled = _EAGER.get(key)
     if compiled is None:
-        # The default device's name when it names this platform (it may pick an
-        # architecture, cuda:sm_90), else the platform the operands are on.
-        name = (default if compilation.place(default).platform == device.platform
-                else device.platform)
-        compiled = _EAGER[key] = _compile(op, key[1], params, name, x64)
+        compiled = _EAGER[key] = _compile(op, key[1], params, device_name(device), x64)
     return compiled.call_arrays(arrays)
 
 

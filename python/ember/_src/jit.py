@@ -92,7 +92,8 @@ class JitFunction:
         if current_trace() is not None:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
         if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
-            compiled = self._cache.get(tuple([a.aval for a in args if type(a) is Array]))
+            compiled = self._cache.get(self._fast_key(args) if self._eager else (
+                config.in_key(), *[a.aval for a in args if type(a) is Array]))
             if compiled is not None and compiled.n_args == len(args):
                 return compiled.call_arrays(args)
         key, leaves = self._key(args, kwargs)
@@ -103,8 +104,17 @@ class JitFunction:
         if compiled is None:
             compiled = self._compile_once(key, args, kwargs)
         if self._flat_ok and not kwargs and all(type(a) is Array for a in args):
-            self._cache[key.in_avals] = compiled  # the fast path's key: the avals alone
+            self._cache[self._fast_key(args)] = compiled
         return compiled.call_leaves(leaves)
+
+    def _fast_key(self, args: tuple) -> tuple:
+        """The fast path's key: the settings in the key, and the avals; for eager calls,
+        which run where their operands are, the device too."""
+        avals = [a.aval for a in args if type(a) is Array]
+        if self._eager:
+            first = args[0] if args else None
+            return (config.in_key(), first.device if type(first) is Array else None, *avals)
+        return (config.in_key(), *avals)
 
     def _compile_once(self, key: CacheKey, args: tuple, kwargs: dict) -> Compiled:
         """Trace and compile on a miss; threads missing on the same key wait for one."""
@@ -154,8 +164,13 @@ class JitFunction:
             raise
         except (TypeError, OverflowError):
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
-        x64, default_device = config.in_key()
-        return CacheKey(tree, avals, static, self.device or default_device, x64), leaves
+        x64, device = config.in_key()
+        if self.device is not None:
+            device = self.device
+        elif self._eager:  # ember.numpy's eager calls run on their operands' device
+            device = next((dispatch.device_name(x.device) for x in leaves if type(x) is Array),
+                          device)
+        return CacheKey(tree, avals, static, device, x64), leaves
 
     def _split(self, args: tuple, kwargs: dict):
         if not self.static_argnums and not self.static_argnames:
