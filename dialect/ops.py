@@ -337,6 +337,27 @@ def _convert() -> OpDef:
                  scalar=_convert_body, doc="Elementwise dtype conversion with NumPy's rules.")
 
 
+def _bitcast_convert() -> OpDef:
+    def infer(x: ShapedArray, *, dtype) -> ShapedArray:
+        dtype = np.dtype(dtype)
+        _require(dtype.itemsize == x.dtype.itemsize and np.bool_ not in (dtype, x.dtype),
+                 "ember.bitcast_convert", f"a non-bool dtype of {x.dtype.itemsize * 8} bits",
+                 dtype)
+        return ShapedArray(x.shape, dtype)
+
+    def reference(x, *, dtype):
+        return np.asarray(x).view(dtype)
+
+    def body(k: str, attrs: Mapping) -> str:
+        signless_same = k in "iu" and attrs["to"] in "iu"  # int32 <-> uint32: both i32
+        return "{r} = {0}" if signless_same else "{r} = arith.bitcast {0} : {t} to {rt}"
+
+    return OpDef("ember.bitcast_convert", ("operand",), infer, reference,
+                 frozenset({Trait.PURE, Trait.ELEMENTWISE}), type_params=("dtype",),
+                 scalar=body, doc="Elementwise reinterpretation of the bits as another dtype "
+                                  "of the same width (lax.bitcast_convert_type).")
+
+
 # ----------------------------------------------------------------------------- structural
 
 
@@ -542,6 +563,7 @@ SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}"
                      np.where, doc="select(pred, on_true, on_false); pred is bool.")
 COMPARE = _compare()
 CONVERT = _convert()
+BITCAST_CONVERT = _bitcast_convert()
 CONSTANT = _constant()
 IOTA = _iota()
 BROADCAST_IN_DIM = _broadcast_in_dim()
@@ -630,7 +652,8 @@ OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX,
         MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
-        TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, CONSTANT, IOTA, BROADCAST_IN_DIM,
+        TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, BITCAST_CONVERT, CONSTANT, IOTA,
+        BROADCAST_IN_DIM,
         RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
         WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,

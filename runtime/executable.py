@@ -45,11 +45,15 @@ def _span(view: rt.HalBufferView) -> tuple[int, int] | None:
 
 
 def _result_elements(dtype) -> tuple[int, ...]:
-    """The HAL element types a module's result of `dtype` may have: integers are signless,
-    unless the result is an argument's buffer (Ember makes those signed or unsigned)."""
+    """The HAL element types a module's result of `dtype` may have: an integer's signedness
+    is not in the module (its types are signless) but may be in a buffer passed through from
+    an argument (a bitcast of int32 to uint32 returns the argument's own), so any integer
+    type of the width."""
     exact = int(_ELEMENT[dtype])
     if dtype.kind in "iu":
-        return int(rt.HalElementType.INT_8) & ~0xFF | dtype.itemsize * 8, exact
+        width = dtype.itemsize * 8
+        return tuple(int(t) & ~0xFF | width for t in (
+            rt.HalElementType.INT_8, rt.HalElementType.SINT_8, rt.HalElementType.UINT_8))
     return (exact,)
 
 

@@ -82,6 +82,23 @@ def convert_case(draw):
 
 
 @st.composite
+def bitcast_case(draw):
+    src, dst = draw(st.sampled_from([(np.float32, np.uint32), (np.uint32, np.float32),
+                                     (np.int32, np.uint32), (np.float32, np.int32),
+                                     (np.int32, np.float32), (np.uint8, np.int8)]))
+    shape = draw(st.sampled_from(SHAPES))
+    if np.dtype(src).kind == "f":
+        x = draw(values(np.dtype(src), shape))
+    else:  # any bits, but not those of a NaN or a subnormal (NaN payloads may change)
+        x = draw(hnp.arrays(np.dtype(src), shape, elements=st.integers(
+            np.iinfo(src).min, np.iinfo(src).max)))
+        if np.dtype(dst).kind == "f":
+            x = np.asarray(x).view(np.float32)
+            x = np.where(np.isfinite(x) & (np.abs(x) > 1e-30), x, 1.5).view(src)
+    return [x], {"dtype": np.dtype(dst)}
+
+
+@st.composite
 def reduce_case(draw, op):
     shape = draw(st.sampled_from([(4,), (2, 3), (2, 3, 2)]))
     dtype = DTYPES[draw(st.sampled_from("fi"))]
@@ -237,7 +254,8 @@ def copy_case(draw):
 
 
 def case_for(op):
-    special = {O.CONVERT: convert_case, O.BROADCAST_IN_DIM: broadcast_case,
+    special = {O.CONVERT: convert_case, O.BITCAST_CONVERT: bitcast_case,
+               O.BROADCAST_IN_DIM: broadcast_case,
                O.DYNAMIC_SLICE: dynamic_slice_case,
                O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice_case,
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,

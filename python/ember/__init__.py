@@ -7,7 +7,7 @@ import logging as _logging
 import sys as _sys
 from typing import Any
 
-from ember import config, debug, errors, lax, nn, numpy, scipy, tree_util
+from ember import config, debug, errors, lax, nn, numpy, random, scipy, tree_util
 from ember._src import array_methods as _array_methods
 from ember._src.aot import Loaded, load
 from ember._src.dispatch import as_array as _as_array
@@ -88,5 +88,5 @@ __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
     "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config",
     "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
-    "load", "new_ref", "Ref", "nn", "numpy", "scipy", "tree_util",
+    "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree_util",
 ]

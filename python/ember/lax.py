@@ -354,5 +354,59 @@ def shift_left(x: Any, y: Any) -> Any:
     return enp.left_shift(x, y)
 
 
+def shift_right_logical(x: Any, y: Any) -> Any:
+    """Shift in zeros whatever the sign (a shift by the width or more gives 0)."""
+    x = enp.asarray(x)
+    if x.dtype.kind != "i":
+        return enp.right_shift(x, y)
+    unsigned = np.dtype(f"uint{x.dtype.itemsize * 8}")
+    out = enp.right_shift(bitcast_convert_type(x, unsigned), enp.asarray(y).astype(unsigned))
+    return bitcast_convert_type(out, x.dtype)
+
+
+def shift_right_arithmetic(x: Any, y: Any) -> Any:
+    return enp.right_shift(x, y)
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """The same bits read as `new_dtype`, which must have the operand's width."""
+    x = enp.asarray(operand)
+    dtype = np.dtype(new_dtype)
+    if dtype.itemsize != x.dtype.itemsize or np.bool_ in (dtype, x.dtype):
+        raise TypeError(f"bitcast_convert_type requires a non-bool dtype of the operand's "
+                        f"width ({x.dtype}: {x.dtype.itemsize * 8} bits), got {dtype}")
+    return x if dtype == x.dtype else bind(ops.BITCAST_CONVERT, x, dtype=dtype)
+
+
+# Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision:
+# the polynomial XLA evaluates for float32 erf_inv, so samples built on it match JAX's.
+_ERF_INV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                    0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERF_INV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def erf_inv(x: Any) -> Any:
+    """The inverse of erf on (-1, 1); +-inf at +-1, NaN outside. float32 (and narrower
+    floats, computed in float32); float64 is not supported yet."""
+    x = enp.asarray(x)
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    if dtype == np.float64:
+        raise NotImplementedError("erf_inv of float64 is not supported yet (float32 is); "
+                                  "convert with .astype(jnp.float32)")
+    return _erf_inv32(x.astype(np.float32)).astype(dtype)
+
+
+@_base._eager_as_one_module
+def _erf_inv32(x: Any) -> Any:
+    w = enp.negative(enp.log1p(enp.negative(x * x)))
+    central = w < 5.0
+    w = enp.where(central, w - 2.5, enp.sqrt(w) - 3.0)
+    p = enp.where(central, np.float32(_ERF_INV_CENTRAL[0]), np.float32(_ERF_INV_TAIL[0]))
+    for c, t in zip(_ERF_INV_CENTRAL[1:], _ERF_INV_TAIL[1:], strict=True):
+        p = enp.where(central, np.float32(c), np.float32(t)) + p * w
+    return enp.where(enp.abs(x) == 1.0, x * np.float32(np.inf), p * x)
+
+
 exp2, expm1, log1p, tan, atan2, cbrt = (enp.exp2, enp.expm1, enp.log1p, enp.tan, enp.arctan2,
                                         enp.cbrt)

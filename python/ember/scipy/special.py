@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ember import lax
 from ember import numpy as enp
 from ember.dialect import ops
 from ember.numpy import _base
@@ -13,6 +14,10 @@ from ember.numpy import _base
 
 def erf(x: Any) -> Any:
     return _base._unary_float(ops.ERF)(x)
+
+
+def erfinv(x: Any) -> Any:
+    return lax.erf_inv(x)
 
 
 def erfc(x: Any) -> Any:
@@ -44,4 +49,4 @@ def _reduced_shape(shape: tuple[int, ...], axis: Any) -> tuple[int, ...]:
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
-__all__ = ["erf", "erfc", "expit", "logit", "logsumexp"]
+__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "logsumexp"]
