@@ -279,3 +279,58 @@ def test_allclose_and_array_equal_say_no():
 def test_empty_like_has_the_shape_and_dtype():
     out = enp.empty_like(FINITE, dtype=np.int8)
     assert out.shape == FINITE.shape and out.dtype == np.int8
+
+
+def test_scalar_types_are_dtypes_and_constructors():
+    """jnp.int32 is a dtype everywhere NumPy takes one, and callable, as in JAX."""
+    for name in ("bool_", "int8", "int32", "uint8", "uint32", "float16", "float32",
+                 "bfloat16"):
+        ours, theirs = getattr(enp, name), getattr(jnp, name)
+        assert np.dtype(ours) == np.dtype(theirs) and ours == np.dtype(theirs)
+        assert np.zeros(2, ours).dtype == np.dtype(theirs)
+        got, want = ours(3), theirs(3)
+        assert isinstance(got, ember.Array) and got.shape == () and got.dtype == want.dtype
+        assert_close(got, want)
+    assert_close(enp.float32(enp.arange(3)), jnp.float32(jnp.arange(3)))
+    assert ember.jit(lambda x: enp.int32(x) + 1)(2.7).dtype == np.int32
+    assert enp.arange(3).dtype == enp.int32 and {enp.float32: 1}[np.dtype(np.float32)] == 1
+    assert enp.issubdtype(enp.bfloat16, enp.floating) == jnp.issubdtype(jnp.bfloat16,
+                                                                         jnp.floating)
+    assert enp.issubdtype(enp.uint8, enp.integer) and not enp.issubdtype(enp.int8,
+                                                                         enp.floating)
+
+
+def test_copies_own_their_buffers():
+    x = ember.device_put(np.arange(4, dtype=np.float32))
+    for copied in (enp.copy(x), x.copy(), enp.array(x), enp.asarray(x, copy=True)):
+        assert copied is not x
+        donate = ember.jit(lambda a: a * 2, donate_argnums=0)
+        assert_close(donate(copied), np.arange(4, dtype=np.float32) * 2)
+        assert_close(x, np.arange(4, dtype=np.float32))  # untouched by the donation
+    assert enp.asarray(x) is x
+    assert_close(ember.jit(lambda a: enp.copy(a) + 1)(x), np.arange(4, dtype=np.float32) + 1)
+    m = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    assert_close(enp.asarray(m).mT, jnp.asarray(m).mT)
+
+
+@pytest.mark.parametrize("fun", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_functions_of_the_array_api(fun):
+    for x, kwargs in ((np.array([200, 100, 3], np.uint8), {}),
+                      (np.array([True, False, True]), {"include_initial": True}),
+                      (np.arange(6, dtype=np.float32).reshape(2, 3),
+                       {"axis": 1, "include_initial": True}),
+                      (np.arange(6, dtype=np.int8).reshape(3, 2), {"axis": 0})):
+        ours, theirs = getattr(enp, fun)(x, **kwargs), getattr(jnp, fun)(x, **kwargs)
+        assert ours.dtype == theirs.dtype, (x.dtype, kwargs, ours.dtype, theirs.dtype)
+        assert_close(ours, theirs)
+    with pytest.raises(ValueError, match=f"{fun} requires axis"):
+        getattr(enp, fun)(np.ones((2, 2)))
+
+
+def test_variance_correction_is_ddof():
+    x = np.random.default_rng(0).normal(size=(4, 5)).astype(np.float32)
+    for f in ("var", "std"):
+        assert_close(getattr(enp, f)(x, axis=1, correction=1),
+                     getattr(jnp, f)(x, axis=1, correction=1), rtol=1e-6)
+    with pytest.raises(ValueError, match="var requires ddof or correction"):
+        enp.var(x, ddof=1, correction=1)

@@ -41,7 +41,9 @@ _METHODS = {
     "argsort": enp.argsort, "clip": enp.clip, "round": enp.round, "ravel": enp.ravel,
     "flatten": enp.ravel, "squeeze": enp.squeeze, "swapaxes": enp.swapaxes,
     "dot": enp.dot, "take": enp.take, "repeat": enp.repeat,
+    "copy": enp.copy,
     "T": property(lambda self: enp.transpose(self)),
+    "mT": property(lambda self: enp.swapaxes(self, -1, -2)),
     "__getitem__": indexing.getitem, "__setitem__": indexing.immutable,
     "at": property(indexing.AtIndexer),
 }

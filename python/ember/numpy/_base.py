@@ -27,19 +27,61 @@ _IMPORTED = set(globals())  # what this module defines is exported: the rest
 
 
 ndarray = Array
-bool_ = np.dtype(np.bool_)
-int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
-uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32,
-                                                       np.uint64))
-float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+
+class _ScalarType:
+    """`jnp.int32` and its kin, as JAX has them: a dtype (NumPy reads its `dtype`, so
+    `np.dtype(jnp.int32)`, `np.zeros(3, jnp.int32)` and `x.dtype == jnp.int32` work) that is
+    also callable: `jnp.int32(5)` is a 0-d int32 array, `jnp.float32(x)` converts `x`."""
+
+    __slots__ = ("dtype", "__name__")
+
+    def __init__(self, dtype: Any):
+        self.dtype = np.dtype(dtype)
+        self.__name__ = self.dtype.name
+
+    def __call__(self, x: Any = 0) -> Any:
+        return asarray(x, self.dtype)
+
+    def __eq__(self, other: object) -> bool:
+        try:
+            return self.dtype == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)
+
+    def __repr__(self) -> str:
+        return f"ember.numpy.{self.__name__}"
+
+
+bool_ = _ScalarType(np.bool_)
+int8, int16, int32, int64 = (_ScalarType(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (_ScalarType(t) for t in (np.uint8, np.uint16, np.uint32,
+                                                          np.uint64))
+float16, float32, float64 = (_ScalarType(t) for t in (np.float16, np.float32, np.float64))
+bfloat16 = _ScalarType(_bfloat16)
+# The abstract kinds, for issubdtype (bfloat16 counts as floating, as in JAX).
+generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
+integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
-bfloat16 = np.dtype(_bfloat16)
 result_type = _dt.result_type
 promote_types = _dt.promote_types
 finfo = ml_dtypes.finfo  # NumPy's, extended to bfloat16
 iinfo = ml_dtypes.iinfo
 dtype = np.dtype
-issubdtype = np.issubdtype
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """NumPy's, with bfloat16 a floating type (ml_dtypes' is not one to NumPy)."""
+    try:
+        if np.dtype(arg1) == _bfloat16:
+            return arg2 in (np.floating, np.inexact, np.number, np.generic) or (
+                not isinstance(arg2, type) and np.dtype(arg2) == _bfloat16)
+    except TypeError:
+        pass
+    return np.issubdtype(arg1, arg2)
 
 
 def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
@@ -57,8 +99,12 @@ def _aval(x: Any) -> ShapedArray:
     return ShapedArray(np.shape(x), dtype, weak)
 
 
-def asarray(x: Any, dtype: Any = None) -> Any:
-    """An ember array for `x` (no copy for ember arrays and tracers of the right dtype)."""
+def asarray(x: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+    """An ember array for `x` (no copy for ember arrays and tracers of the right dtype,
+    unless `copy`; host data is always copied to the device)."""
+    if copy and isinstance(x, Array):  # host data is copied to the device anyway
+        out = asarray(x, dtype)
+        return _copy(out) if out is x else out
     if isinstance(x, _ARRAY_TYPES):
         return x if dtype is None else astype(x, dtype)
     if isinstance(x, (list, tuple)) and builtins.any(isinstance(v, _ARRAY_TYPES) for v in x):
@@ -77,7 +123,19 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     return constant(value.astype(_dt.canonicalize(value.dtype), copy=False))
 
 
-array = asarray
+def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
+    """asarray, copying by default (as np.array and jnp.array)."""
+    return asarray(x, dtype, copy=copy)
+
+
+def copy(a: Any) -> Any:
+    """A copy of `a` in a buffer of its own (what donating it cannot touch)."""
+    return asarray(a, copy=True)
+
+
+def _copy(x: Any) -> Any:
+    # Under a trace, values are immutable: the copy is the value (bufferization decides).
+    return x if isinstance(x, Tracer) else bind(ops.COPY, x)
 
 
 def _lift(x: Any, dtype: np.dtype, weak: bool) -> Any:

@@ -93,8 +93,11 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     return true_divide(total, np.asarray(count, target) if count else np.asarray(np.nan, target))
 
 
-def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
-    """Mean squared deviation (two passes, as NumPy: no cancellation from E[x^2] - E[x]^2)."""
+def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
+        correction: int | float | None = None):
+    """Mean squared deviation (two passes, as NumPy: no cancellation from E[x^2] - E[x]^2).
+    `correction` is the array API's name for `ddof`."""
+    ddof = _correction("var", ddof, correction)
     a = asarray(a)
     axes = _axes("var", axis, a.ndim)
     centered = subtract(a, mean(a, axis=axes, dtype=dtype, keepdims=True))
@@ -103,8 +106,19 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
     return true_divide(squares, np.asarray(count if count > 0 else np.nan, squares.dtype))
 
 
-def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False):
+def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
+        correction: int | float | None = None):
+    ddof = _correction("std", ddof, correction)
     return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+def _correction(name: str, ddof: Any, correction: Any) -> Any:
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name} requires ddof or correction, not both (got {ddof} and "
+                         f"{correction})")
+    return correction
 
 
 def where(condition, x=None, y=None):
@@ -251,8 +265,33 @@ def _cumulative(name: str, combiner: str):
     return run
 
 
-cumsum = cumulative_sum = _cumulative("cumsum", "sum")
-cumprod = cumulative_prod = _cumulative("cumprod", "prod")
+cumsum = _cumulative("cumsum", "sum")
+cumprod = _cumulative("cumprod", "prod")
+def _cumulative_api(name: str, scan: Any, promote: bool):
+    def run(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+            include_initial: bool = False) -> Any:
+        x = asarray(x)
+        if axis is None:
+            if x.ndim != 1:
+                raise ValueError(f"{name} requires axis for arrays of {x.ndim} dimensions "
+                                 f"(axis=None is for 1-d arrays)")
+            axis = 0
+        if dtype is None and promote:
+            dtype = _sum_dtype(x.dtype)
+        out = scan(x, axis=axis, dtype=dtype)
+        if not include_initial:
+            return out
+        ax = _axes(name, axis, x.ndim)[0]
+        initial = np.full(out.shape[:ax] + (1,) + out.shape[ax + 1:],
+                          0 if name == "cumulative_sum" else 1, out.dtype)
+        return _sh.concatenate([constant(initial), out], axis=ax)
+
+    run.__name__ = name
+    return run
+
+
+cumulative_sum = _cumulative_api("cumulative_sum", cumsum, promote=True)  # array API
+cumulative_prod = _cumulative_api("cumulative_prod", cumprod, promote=False)
 cummax = _cumulative("cummax", "max")
 cummin = _cumulative("cummin", "min")
 
