@@ -170,6 +170,12 @@ irdl.dialect @ember {
     irdl.operands(operand: %t0)
     irdl.results(result: %t1)
   }
+  irdl.operation @stop_gradient {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
   irdl.operation @constant {
     %t0 = irdl.base "!builtin.tensor"
     irdl.results(result: %t0)

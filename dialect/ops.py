@@ -564,6 +564,9 @@ SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}"
 COMPARE = _compare()
 CONVERT = _convert()
 BITCAST_CONVERT = _bitcast_convert()
+STOP_GRADIENT = elementwise("stop_gradient", 1, {"f": "{r} = {0}", "i": "{r} = {0}"},
+                            lambda x: np.array(x, copy=True),
+                            doc="The operand; no derivative flows through it.")
 CONSTANT = _constant()
 IOTA = _iota()
 BROADCAST_IN_DIM = _broadcast_in_dim()
@@ -652,9 +655,9 @@ OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX,
         MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
-        TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, BITCAST_CONVERT, CONSTANT, IOTA,
-        BROADCAST_IN_DIM,
-        RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN, DOT_GENERAL,
+        TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, BITCAST_CONVERT, STOP_GRADIENT,
+        CONSTANT, IOTA, BROADCAST_IN_DIM, RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN,
+        DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
         WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,
         *SCAN_OPS)

@@ -354,6 +354,11 @@ def shift_left(x: Any, y: Any) -> Any:
     return enp.left_shift(x, y)
 
 
+def stop_gradient(x: Any) -> Any:
+    """`x`, through which no derivative flows (a pytree of arrays)."""
+    return tree_util.tree_map(lambda leaf: bind(ops.STOP_GRADIENT, enp.asarray(leaf)), x)
+
+
 def shift_right_logical(x: Any, y: Any) -> Any:
     """Shift in zeros whatever the sign (a shift by the width or more gives 0)."""
     x = enp.asarray(x)
