@@ -75,10 +75,13 @@ def _same_index_read(user: mlir.Operation, operand: int) -> mlir.Operation | Non
     return None
 
 
-def results_reached(arg: mlir.Value, func_body: mlir.Block) -> set[int]:
-    """The result indices `arg` flows into, through same-index elementwise steps only;
-    raises Unsafe naming the first other kind of read."""
-    reached, seen, work = set(), set(), [arg]
+def results_reached(arg: mlir.Value, func_body: mlir.Block
+                    ) -> tuple[set[int], list[tuple[mlir.Operation, str]]]:
+    """The result indices `arg` flows into through same-index elementwise steps, and the
+    other reads of it (with the reason each would be unsafe): those are safe only if they
+    are done before the result that takes the buffer is written (see `_writes_after`).
+    Raises Unsafe for reads that never are."""
+    reached, seen, work, others = set(), set(), [arg], []
     while work:
         value = work.pop()
         for use in value.uses:
@@ -91,13 +94,60 @@ def results_reached(arg: mlir.Value, func_body: mlir.Block) -> set[int]:
             other = _same_index_read(user, use.operand_number)
             if other is not None:
                 where = "" if other == user else f" in an {user.name}"
-                raise Unsafe(f"read by {_describe(other)}{where}")
+                others.append((user, f"read by {_describe(other)}{where}"))
+                continue
             if any(eir.aval_of(r).shape != eir.aval_of(value).shape for r in user.results):
                 raise Unsafe(f"read by {_describe(user)}, whose result has another shape")
             if user not in seen:  # operations hash and compare by identity
                 seen.add(user)
                 work.extend(user.results)
-    return reached
+    return reached, others
+
+
+_ROOTS = (Trait.CONTRACTION, Trait.REDUCTION)
+
+
+def _is_root(op: mlir.Operation) -> bool:
+    """A contraction or reduction (or a fusion rooted at one): the core of a dispatch."""
+    row = eir.opdef(op)
+    if row is ops.FUSION:
+        inner = [o.operation for o in op.regions[0].blocks[0].operations]
+        return eir.opdef(inner[-2]).has(Trait.REDUCTION)
+    return row is not None and any(row.has(t) for t in _ROOTS)
+
+
+def _writes_after(reader: mlir.Operation, result: mlir.Value) -> bool:
+    """Whether `reader` is certainly done before the op computing `result` writes: it must
+    be an ancestor of that op, outside the ops IREE may fuse into the writer's dispatch (its
+    elementwise and data-movement producers, through at most one contraction or reduction:
+    a transposed read folded into a matmul, or a matmul whose epilogue is the writer)."""
+    writer = result.owner
+    if not hasattr(writer, "operation"):
+        return False  # a block argument: never written by this function
+    group, work = set(), [(writer.operation, False)]
+    ancestors, seen = set(), set()
+    while work:  # the writer's possible dispatch
+        op, crossed = work.pop()
+        if op in group:
+            continue
+        row = eir.opdef(op)
+        root = _is_root(op) or row is None or (row is not ops.FUSION and
+                                               row.has(Trait.CONTROL_FLOW))
+        if root and crossed:
+            continue
+        group.add(op)
+        for v in op.operands:
+            if hasattr(v.owner, "operation"):
+                work.append((v.owner.operation, crossed or root))
+    work = [writer.operation]
+    while work:  # every op the writer depends on
+        op = work.pop()
+        for v in op.operands:
+            if hasattr(v.owner, "operation") and v.owner.operation not in seen:
+                seen.add(v.owner.operation)
+                ancestors.add(v.owner.operation)
+                work.append(v.owner.operation)
+    return reader in ancestors and reader not in group
 
 
 def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
@@ -108,15 +158,20 @@ def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
                   and (only is None or k == only)]
     if not candidates:
         raise Unsafe(f"no unclaimed result of type {arg.type}")
-    reached = results_reached(arg, func_body)
+    reached, others = results_reached(arg, func_body)
     if len(reached) > 1:
         raise Unsafe(f"also read by results {sorted(reached)}: only one may be written into it")
     if reached:
         (k,) = reached
         if k not in candidates:
             raise Unsafe(f"it flows into result {k}, which is not a free result of its type")
-        return k
-    return candidates[0]  # never read: any result of its type may use the buffer
+    else:  # not read on the way to a result: any result of its type may use the buffer
+        k = next((c for c in candidates if all(_writes_after(op, results[c])
+                                               for op, _ in others)), candidates[0])
+    for op, why in others:
+        if not _writes_after(op, results[k]):
+            raise Unsafe(why)
+    return k
 
 
 def _arg_attrs(func: mlir.Operation) -> list[dict[str, mlir.Attribute]]:

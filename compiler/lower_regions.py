@@ -284,14 +284,23 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
             inputs.append((args[i], avals[i], affine_map(len(order), [
                 f"d{order.index(d)}" for d in range(len(domain))])))
             reads.append(arg)
+    covered = set(range(len(order))) if inputs else set()  # loop dims some input reads
     for op in members:
         if eir.opdef(op) is ops.BROADCAST_IN_DIM:
             i = list(block.arguments).index(op.operands[0])
             dims = eir.read(op)[2]["broadcast_dimensions"]
+            read = [None if avals[i].shape[j] == 1 and domain[d] != 1 else order.index(d)
+                    for j, d in enumerate(dims)]
+            covered.update(r for r in read if r is not None)
             inputs.append((args[i], avals[i], affine_map(len(order), [
-                "0" if avals[i].shape[j] == 1 and domain[d] != 1 else f"d{order.index(d)}"
-                for j, d in enumerate(dims)])))
+                "0" if r is None else f"d{r}" for r in read])))
             reads.append(op.results[0])
+    if len(covered) < len(order):  # a broadcast dim no input reads: a loop over it anyway
+        shape = tuple(domain[d] for d in order)
+        inputs.append((em.empty(ShapedArray(shape, result.dtype)),
+                       ShapedArray(shape, result.dtype),
+                       affine_map(len(order), [f"d{i}" for i in range(len(order))])))
+        reads.append(None)
 
     def body(bargs: list[str], out: str) -> str:
         scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs

@@ -73,3 +73,15 @@ def test_fusion_merges_what_iree_alone_splits():
               for passes in (("ember-canonicalize",), ("ember-canonicalize", "ember-fuse"))]
     assert counts == [2, 1]
     assert_close(ember.jit(col_reduce)(x, v), (np.exp(x) * v).sum(0), rtol=1e-4, atol=1e-3)
+
+
+def test_reducing_over_a_dimension_only_a_broadcast_makes():
+    """A fused reduction whose loop has a dim that no input reads (the broadcast made it):
+    linalg needs an operand that spans it (it failed to parse: non-invertible maps)."""
+    x = np.random.default_rng(1).normal(size=(4, 4)).astype(np.float32)
+    f = lambda a: jnp.sum(jnp.broadcast_to(a[:, :1], (3, 4, 4)) ** 2 + a)  # noqa: E731
+    assert_close(ember.jit(f)(x), np.sum(np.broadcast_to(x[:, :1], (3, 4, 4)) ** 2 + x),
+                 rtol=1e-5)
+    g = lambda a: jnp.sum(jnp.broadcast_to(a, (5, 4, 4)), axis=(0, 1))  # noqa: E731
+    assert_close(ember.jit(g)(x), np.sum(np.broadcast_to(x, (5, 4, 4)), axis=(0, 1)),
+                 rtol=1e-5)

@@ -354,6 +354,35 @@ def shift_left(x: Any, y: Any) -> Any:
     return enp.left_shift(x, y)
 
 
+def dynamic_slice(operand: Any, start_indices: Sequence[Any],
+                  slice_sizes: Sequence[int]) -> Any:
+    """The window of `slice_sizes` at `start_indices` (traced or not), the starts clamped
+    so that the window fits, as in JAX."""
+    x = enp.asarray(operand)
+    return bind(ops.DYNAMIC_SLICE, x, *_starts("dynamic_slice", x, start_indices),
+                sizes=tuple(int(n) for n in slice_sizes))
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+    """`operand` with `update` written at `start_indices` (clamped to fit, as in JAX)."""
+    x = enp.asarray(operand)
+    update = enp.asarray(update).astype(x.dtype)
+    return bind(ops.DYNAMIC_UPDATE_SLICE, x, update,
+                *_starts("dynamic_update_slice", x, start_indices), strides=(1,) * x.ndim)
+
+
+def _starts(name: str, x: Any, start_indices: Sequence[Any]) -> list[Any]:
+    if len(start_indices) != x.ndim:
+        raise ValueError(f"{name} requires one start index per dimension ({x.ndim}), got "
+                         f"{len(start_indices)}")
+    starts = [enp.asarray(s) for s in start_indices]
+    for s in starts:
+        if s.shape or s.dtype.kind not in "iu":
+            raise TypeError(f"{name} requires scalar integer start indices, got "
+                            f"{s.dtype}{list(s.shape)}")
+    return [s.astype(np.int32) for s in starts]
+
+
 def stop_gradient(x: Any) -> Any:
     """`x`, through which no derivative flows (a pytree of arrays)."""
     return tree_util.tree_map(lambda leaf: bind(ops.STOP_GRADIENT, enp.asarray(leaf)), x)

@@ -23,6 +23,24 @@ func.func @contraction(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>)
   %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+// A read done before the write, in another dispatch (a training step: x is read by the
+// forward contraction, whose result reaches the update only through a second contraction):
+// tied. The same read as the update's own matmul (its epilogue may be fused): not tied.
+// CHECK-LABEL: func.func @read_before
+// CHECK-SAME: %arg0: tensor<4x4xf32> {ember.aliased_result = 0 : i64, ember.donated}
+func.func @read_before(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "ember.dot_general"(%w, %0) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = "ember.sub"(%x, %1) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}
+// CHECK-LABEL: func.func @read_by_the_writers_matmul
+// CHECK-SAME: ember.not_aliased = "read by ember.dot_general (a contraction)"
+func.func @read_by_the_writers_matmul(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "ember.sub"(%x, %0) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %1 : tensor<4x4xf32>
+}
 // CHECK-LABEL: func.func @transposed
 // CHECK-SAME: ember.not_aliased = "read by ember.transpose (data movement)"
 func.func @transposed(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
