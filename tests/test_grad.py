@@ -254,3 +254,17 @@ def test_aux_stop_gradient_and_errors():
         ember.grad(lambda v: jnp.sum(ember.lax.fori_loop(0, 3, lambda i, c: c * 2, v)))(x)
     with pytest.raises(NotImplementedError, match="ember.sort is not supported yet"):
         ember.grad(lambda v: jnp.sum(jnp.sort(v) * x))(x)
+
+
+def test_jacobians_and_hessian_match_jax():
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cases = [(lambda v: jnp.sin(v) * jnp.sum(v ** 2), lambda v: J.sin(v) * J.sum(v ** 2), x),
+             (lambda v: jnp.tanh(v) @ m.T, lambda v: J.tanh(v) @ m.T, m)]
+    for ours, theirs, arg in cases:
+        assert_close(ember.jacrev(ours)(arg), jax.jacrev(theirs)(arg), rtol=1e-5, atol=1e-6)
+        assert_close(ember.jacfwd(ours)(arg), jax.jacfwd(theirs)(arg), rtol=1e-5, atol=1e-6)
+    assert_close(ember.hessian(lambda v: jnp.sum(jnp.sin(v) * v ** 3))(x),
+                 jax.hessian(lambda v: J.sum(J.sin(v) * v ** 3))(x), rtol=1e-5, atol=1e-5)
+    assert_close(ember.jit(ember.jacrev(lambda v: jnp.exp(v) * 2.0))(x),
+                 jax.jacrev(lambda v: J.exp(v) * 2.0)(x), rtol=1e-6)

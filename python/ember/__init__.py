@@ -9,7 +9,7 @@ from typing import Any
 
 from ember import config, debug, errors, lax, nn, numpy, random, scipy, tree_util
 from ember._src import array_methods as _array_methods
-from ember._src.ad import grad, jvp, value_and_grad, vjp
+from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from ember._src.aot import Loaded, load
 from ember._src.dispatch import as_array as _as_array
 from ember._src.events import count_events
@@ -88,7 +88,7 @@ def block_until_ready(tree: Any) -> Any:
 __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
     "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config",
-    "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "grad", "jit",
-    "jvp", "lax", "value_and_grad", "vjp",
+    "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "grad",
+    "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "value_and_grad", "vjp",
     "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree_util",
 ]

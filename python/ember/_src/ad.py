@@ -338,3 +338,81 @@ def _check_inputs(diff: tuple, name: str, allow_int: bool) -> None:
                 f"{name} requires real-valued inputs (input dtype that is a sub-dtype of "
                 f"np.floating), but got {np.dtype(dtype).name}. If you want to use Boolean- "
                 f"or integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def _one_hots(aval: ShapedArray) -> list[Any]:
+    eye = np.eye(max(aval.size, 1), dtype=aval.dtype)[:aval.size]
+    return [constant(row.reshape(aval.shape)) for row in eye]
+
+
+def jacrev(fun: Callable, argnums: int = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian by reverse mode: one backward pass per output element (shape: the
+    output's then the input's). Until vmap batches them, for small outputs."""
+    return _jacobian(fun, argnums, has_aux, "jacrev")
+
+
+def jacfwd(fun: Callable, argnums: int = 0, has_aux: bool = False) -> Callable:
+    """The Jacobian by forward mode: one tangent per input element (shape: the output's then
+    the input's). Until vmap batches them, for small inputs."""
+    return _jacobian(fun, argnums, has_aux, "jacfwd")
+
+
+def _jacobian(fun: Callable, argnums: int, has_aux: bool, mode: str) -> Callable:
+    if not isinstance(argnums, int):
+        raise NotImplementedError(f"{mode} of several argnums is not supported yet")
+
+    def run(*args: Any) -> Any:
+        _check_argnums((argnums,), len(args), mode)
+        x = current_trace().lift(args[argnums])
+        if not _float(x.aval):
+            raise TypeError(f"{mode} requires a real-valued (floating) input, got "
+                            f"{x.aval.str_short()}")
+
+        def of_x(v):
+            full = list(args)
+            full[argnums] = v
+            return fun(*full)
+
+        tape = _Tape(of_x, (x,), _name(fun))
+        outs = optree.tree_unflatten(tape.out_tree, tape.outputs)
+        main, aux = _split_aux(outs, mode) if has_aux else (outs, None)
+        leaves = optree.tree_leaves(main, namespace=_NS)
+        if len(leaves) != 1:
+            raise NotImplementedError(f"{mode} of a function with several outputs is not "
+                                      f"supported yet")
+        y = leaves[0]
+        n_rest = len(tape.outputs) - 1
+        if mode == "jacrev":
+            rows = []
+            for ct in _one_hots(y.aval):
+                (g,) = tape.backward([ct] + [None] * n_rest)
+                rows.append(g if g is not None else _zeros_like(x))
+            jac = _stack(rows, y.aval.shape + x.aval.shape)
+        else:
+            def pullback(ct):
+                (g,) = tape.backward([ct] + [None] * n_rest)
+                return g if g is not None else _zeros_like(x)
+
+            transposed = _Tape(pullback, (_zeros_like(y),), mode)
+            cols = []
+            for t in _one_hots(x.aval):
+                (c,) = transposed.backward([t])
+                cols.append(c if c is not None else _zeros_like(y))
+            jac = _stack(cols, x.aval.shape + y.aval.shape)
+            nx, ny = x.aval.ndim, y.aval.ndim
+            perm = tuple(range(nx, nx + ny)) + tuple(range(nx))
+            jac = bind(ops.TRANSPOSE, jac, permutation=perm) if nx and ny else jac
+        return (jac, aux) if has_aux else jac
+
+    return _staged(run)
+
+
+def _stack(parts: list[Any], shape: tuple[int, ...]) -> Any:
+    rows = [bind(ops.RESHAPE, p, shape=(1, p.aval.size)) for p in parts]
+    flat = rows[0] if len(rows) == 1 else bind(ops.CONCATENATE, *rows, dimension=0)
+    return bind(ops.RESHAPE, flat, shape=shape)
+
+
+def hessian(fun: Callable, argnums: int = 0) -> Callable:
+    """jacfwd(jacrev(fun)), as JAX."""
+    return jacfwd(jacrev(fun, argnums), argnums)

@@ -1,0 +1,83 @@
+"""A training step, Ember against JAX in one process: an MLP 784-512-512-10, softmax
+cross-entropy, SGD, the parameters donated (updated in place), at several batch sizes, time
+per step and per example, best of interleaved rounds. Run: `make bench`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import ember
+import ember.numpy as enp
+
+SIZES = (784, 512, 512, 10)
+BATCHES = (32, 128, 512)
+
+
+def loss(np_, params, x, y):
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = h @ w + b
+        if i < len(params) - 1:
+            h = np_.maximum(h, 0.0)
+    shifted = h - np_.max(h, axis=1, keepdims=True)
+    logp = shifted - np_.log(np_.sum(np_.exp(shifted), axis=1, keepdims=True))
+    return -np_.mean(np_.sum(logp * y, axis=1))
+
+
+def make_step(lib, np_):
+    def step(params, x, y):
+        grads = lib.grad(lambda p: loss(np_, p, x, y))(params)
+        return [(w - 0.01 * gw, b - 0.01 * gb)
+                for (w, b), (gw, gb) in zip(params, grads, strict=True)]
+
+    return lib.jit(step, donate_argnums=0)
+
+
+def init(rng):
+    return [(rng.normal(size=(m, n)).astype(np.float32) / np.sqrt(m),
+             np.zeros(n, np.float32)) for m, n in zip(SIZES[:-1], SIZES[1:], strict=True)]
+
+
+def time_steps(lib, step, params, x, y, steps: int) -> tuple[float, object]:
+    start = time.perf_counter()
+    for _ in range(steps):
+        params = step(params, x, y)
+    lib.block_until_ready(params)
+    return (time.perf_counter() - start) / steps, params
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    print(f"MLP {'-'.join(map(str, SIZES))} training step (SGD, params donated)")
+    print(f"{'batch':>6} {'ember ms':>10} {'jax ms':>9} {'ratio':>6} {'ember us/example':>17}")
+    for batch in BATCHES:
+        x = rng.normal(size=(batch, SIZES[0])).astype(np.float32)
+        y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], batch)]
+        best = {}
+        states = {"ember": ember.device_put(init(rng)), "jax": jax.device_put(init(rng))}
+        libs = {"ember": ember, "jax": jax}
+        steps = {"ember": make_step(ember, enp), "jax": make_step(jax, jnp)}
+        inputs = {"ember": (ember.device_put(x), ember.device_put(y)),
+                  "jax": (jax.device_put(x), jax.device_put(y))}
+        for name in steps:  # compile and warm up
+            _, states[name] = time_steps(libs[name], steps[name], states[name],
+                                         *inputs[name], 2)
+        for _ in range(5):
+            for name in steps:
+                t, states[name] = time_steps(libs[name], steps[name], states[name],
+                                             *inputs[name], 10)
+                best[name] = min(best.get(name, float("inf")), t)
+        e, j = best["ember"], best["jax"]
+        print(f"{batch:>6} {e * 1e3:>10.2f} {j * 1e3:>9.2f} {e / j:>6.2f} "
+              f"{e / batch * 1e6:>17.2f}")
+        check = [np.asarray(a) for pair in states["ember"] for a in pair]
+        assert all(np.all(np.isfinite(c)) for c in check)
+
+
+if __name__ == "__main__":
+    main()
