@@ -76,7 +76,7 @@ def _same_index_read(user: mlir.Operation, operand: int) -> mlir.Operation | Non
 
 
 def results_reached(arg: mlir.Value, func_body: mlir.Block
-                    ) -> tuple[set[int], list[tuple[mlir.Operation, str]]]:
+                    ) -> tuple[set[int], list[tuple[mlir.Operation, str]], set]:
     """The result indices `arg` flows into through same-index elementwise steps, and the
     other reads of it (with the reason each would be unsafe): those are safe only if they
     are done before the result that takes the buffer is written (see `_writes_after`).
@@ -101,7 +101,7 @@ def results_reached(arg: mlir.Value, func_body: mlir.Block
             if user not in seen:  # operations hash and compare by identity
                 seen.add(user)
                 work.extend(user.results)
-    return reached, others
+    return reached, others, seen
 
 
 _ROOTS = (Trait.CONTRACTION, Trait.REDUCTION)
@@ -131,6 +131,8 @@ def _writes_after(reader: mlir.Operation, result: mlir.Value) -> bool:
         if op in group:
             continue
         row = eir.opdef(op)
+        if row is ops.AFTER:  # an ordering edge: nothing before it shares the dispatch
+            continue
         root = _is_root(op) or row is None or (row is not ops.FUSION and
                                                row.has(Trait.CONTROL_FLOW))
         if root and crossed:
@@ -158,7 +160,7 @@ def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
                   and (only is None or k == only)]
     if not candidates:
         raise Unsafe(f"no unclaimed result of type {arg.type}")
-    reached, others = results_reached(arg, func_body)
+    reached, others, chain = results_reached(arg, func_body)
     if len(reached) > 1:
         raise Unsafe(f"also read by results {sorted(reached)}: only one may be written into it")
     if reached:
@@ -168,10 +170,51 @@ def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
     else:  # not read on the way to a result: any result of its type may use the buffer
         k = next((c for c in candidates if all(_writes_after(op, results[c])
                                                for op, _ in others)), candidates[0])
+    late = [(op, why) for op, why in others if not _writes_after(op, results[k])]
+    if late:
+        _order_after(arg, results[k], chain, late)
     for op, why in others:
         if not _writes_after(op, results[k]):
             raise Unsafe(why)
     return k
+
+
+def _ancestors(op: mlir.Operation) -> set:
+    seen, work = set(), [op]
+    while work:
+        for v in work.pop().operands:
+            if hasattr(v.owner, "operation") and v.owner.operation not in seen:
+                seen.add(v.owner.operation)
+                work.append(v.owner.operation)
+    return seen
+
+
+def _order_after(arg: mlir.Value, result: mlir.Value, chain: set,
+                 late: list[tuple[mlir.Operation, str]]) -> None:
+    """Make the reads in `late` happen before the write: the operands the write's chain
+    takes from elsewhere pass through an ember.after of the readers' results (an ordering
+    edge IREE neither reorders nor fuses across). Raises Unsafe when a reader depends on
+    the write itself (no order can put it first)."""
+    writer = result.owner
+    if not hasattr(writer, "operation"):
+        raise Unsafe(late[0][1])
+    writer = writer.operation
+    for op, why in late:
+        if writer == op or writer in _ancestors(op):
+            raise Unsafe(why)
+    deps = [r for op, _ in late for r in op.results]
+    before = _ancestors(writer)
+    for op in [writer, *(c for c in chain if c != writer and c in before)]:
+        for i, v in enumerate(list(op.operands)):
+            if not hasattr(v.owner, "operation"):  # an argument: there before any op runs
+                continue
+            owner = v.owner.operation
+            if owner in chain or owner == writer:
+                continue
+            with mlir.InsertionPoint(op), op.location:  # (alone, it still stops fusion)
+                after = eir.build(ops.AFTER, [v, *(d for d in deps if d != v)], {},
+                                  eir.aval_of(v))
+            op.operands[i] = after.results[0]
 
 
 def _arg_attrs(func: mlir.Operation) -> list[dict[str, mlir.Attribute]]:

@@ -60,6 +60,15 @@ def lower_dynamic_update_slice(em, op, args, avals, params, result) -> str:
     return name
 
 
+def lower_after(em, op, args, avals, params, result) -> str:
+    """util.optimization_barrier of the operand and the values to wait for: IREE neither
+    reorders nor fuses across it."""
+    name = em.fresh()
+    types = ", ".join(ttype(a) for a in avals)
+    em.emit(f"{name}:{len(args)} = util.optimization_barrier {', '.join(args)} : {types}")
+    return f"{name}#0"
+
+
 def lower_copy(em, op, args, avals, params, result) -> str:
     """A copy IREE cannot see through: it reads the operand at an offset hidden behind an
     optimization barrier (zero at run time), so no pattern folds it into the operand."""

@@ -31,6 +31,7 @@ from .emitter import (
     ttype,
 )
 from .lower_indexing import (
+    lower_after,
     lower_concatenate,
     lower_copy,
     lower_dynamic_slice,
@@ -204,6 +205,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.SCATTER: lower_scatter,
     ops.CONCATENATE: lower_concatenate,
     ops.COPY: lower_copy,
+    ops.AFTER: lower_after,
     ops.IF: lower_if,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,

@@ -365,6 +365,7 @@ NOT_YET: dict[OpDef, str] = {
     ops.FOR: "control flow (lax.fori_loop, lax.scan)",
     ops.ELEMENTWISE_FOR: "made by a pass after differentiation, never traced",
     ops.FUSION: "made by a pass after differentiation, never traced",
+    ops.AFTER: "made by a pass after differentiation, never traced",
     ops.YIELD: "a terminator",
     ops.DEBUG_PRINT: "a side effect",
     ops.REF_GET: "refs",

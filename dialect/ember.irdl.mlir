@@ -374,6 +374,13 @@ irdl.dialect @ember {
     irdl.operands(operand: %t0)
     irdl.results(result: %t1)
   }
+  irdl.operation @after {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0, after: variadic %t1)
+    irdl.results(result: %t2)
+  }
   irdl.operation @debug_print {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

@@ -138,6 +138,9 @@ from .scan_ops import (
     SORT as SORT,
 )
 from .structured_ops import (
+    AFTER as AFTER,
+)
+from .structured_ops import (
     CASE as CASE,
 )
 from .structured_ops import (
@@ -659,6 +662,7 @@ OPS: dict[str, OpDef] = {
         CONSTANT, IOTA, BROADCAST_IN_DIM, RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN,
         DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, DEBUG_PRINT, REF_GET, REF_SET, *MATH_OPS,
+        WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, AFTER, DEBUG_PRINT, REF_GET, REF_SET,
+        *MATH_OPS,
         *SCAN_OPS)
 }

@@ -149,7 +149,20 @@ def _copy() -> OpDef:
                      "place (iree-org/iree#16168) and folds every plain copy away.")
 
 
+def _after() -> OpDef:
+    def infer(x: ShapedArray, *after: ShapedArray) -> ShapedArray:
+        return x
+
+    return OpDef("ember.after", ("operand", "*after"), infer, lambda x, *after: x,
+                 frozenset({Trait.PURE}),
+                 doc="The operand, available only once every `after` value is computed (an "
+                     "ordering edge, lowered to util.optimization_barrier: nothing is fused "
+                     "across it). ember-bufferize puts one before a write into a donated "
+                     "argument that other ops still read.")
+
+
 COPY = _copy()
+AFTER = _after()
 REF_GET = _ref_get()
 REF_SET = _ref_set()
 def _fusion() -> OpDef:

@@ -248,6 +248,13 @@ def sort_case(draw):
 
 
 @st.composite
+def after_case(draw):
+    shape = draw(st.sampled_from([(), (5,), (2, 3)]))
+    dtype = DTYPES[draw(st.sampled_from("fiub"))]
+    return [draw(values(dtype, shape)), draw(values(DTYPES["f"], (3,)))], {}
+
+
+@st.composite
 def copy_case(draw):
     shape = draw(st.sampled_from([(), (5,), (2, 3)]))
     return [draw(values(DTYPES[draw(st.sampled_from("fiub"))], shape))], {}
@@ -262,7 +269,8 @@ def case_for(op):
                O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
                O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
-               O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case}
+               O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,
+               O.AFTER: after_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -25,9 +25,13 @@ func.func @contraction(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>)
 }
 // A read done before the write, in another dispatch (a training step: x is read by the
 // forward contraction, whose result reaches the update only through a second contraction):
-// tied. The same read as the update's own matmul (its epilogue may be fused): not tied.
+// tied as it is. A read IREE could fuse into the write's dispatch (the update as the
+// matmul's epilogue), or one not ordered before it: tied after an ember.after (an ordering
+// edge nothing fuses across). A read the write depends on by itself: never tied.
 // CHECK-LABEL: func.func @read_before
 // CHECK-SAME: %arg0: tensor<4x4xf32> {ember.aliased_result = 0 : i64, ember.donated}
+// CHECK-NOT: ember.after
+// CHECK: return
 func.func @read_before(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %1 = "ember.dot_general"(%w, %0) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
@@ -35,14 +39,20 @@ func.func @read_before(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>)
   return %2 : tensor<4x4xf32>
 }
 // CHECK-LABEL: func.func @read_by_the_writers_matmul
-// CHECK-SAME: ember.not_aliased = "read by ember.dot_general (a contraction)"
+// CHECK-SAME: %arg0: tensor<4x4xf32> {ember.aliased_result = 0 : i64, ember.donated}
+// CHECK: %[[D:.*]] = "ember.dot_general"(%arg0, %arg1)
+// CHECK: %[[A:.*]] = "ember.after"(%[[D]])
+// CHECK: "ember.sub"(%arg0, %[[A]])
 func.func @read_by_the_writers_matmul(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %1 = "ember.sub"(%x, %0) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
 }
 // CHECK-LABEL: func.func @transposed
-// CHECK-SAME: ember.not_aliased = "read by ember.transpose (data movement)"
+// CHECK-SAME: %arg0: tensor<4x4xf32> {ember.aliased_result = 0 : i64, ember.donated}
+// CHECK: %[[T:.*]] = "ember.transpose"(%arg0)
+// CHECK: %[[A:.*]] = "ember.after"(%[[T]])
+// CHECK: "ember.add"(%[[A]], %arg1)
 func.func @transposed(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = "ember.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %1 = "ember.add"(%0, %w) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
