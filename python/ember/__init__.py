@@ -11,6 +11,7 @@ from ember import config, debug, errors, lax, nn, numpy, random, scipy, tree_uti
 from ember._src import array_methods as _array_methods
 from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from ember._src.aot import Loaded, load
+from ember._src.batching import vmap
 from ember._src.dispatch import as_array as _as_array
 from ember._src.events import count_events
 from ember._src.jit import (
@@ -89,6 +90,6 @@ __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
     "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config",
     "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "grad",
-    "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "value_and_grad", "vjp",
+    "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "value_and_grad", "vjp", "vmap",
     "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree_util",
 ]

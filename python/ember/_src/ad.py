@@ -69,28 +69,21 @@ class _Tape:
 
     def __init__(self, fun: Callable, args: Sequence[Any], name: str):
         trace = current_trace()
-        leaves, self.in_tree = optree.tree_flatten(tuple(args), namespace=_NS)
-        self.inputs = [trace.lift(x) for x in leaves]
-        avals = [t.aval for t in self.inputs]
-        regions = Regions(trace, 1)
-        try:
-            sub = regions.trace(0, name, defined_at(fun), avals,
-                                [f"{name}.arg{i}" for i in range(len(avals))])
-            with sub:
-                out = fun(*optree.tree_unflatten(self.in_tree, sub.args))
-                out_leaves, self.out_tree = optree.tree_flatten(out, namespace=_NS)
-                sub.finish(out_leaves)
+        self.inputs = [trace.lift(x) for x in optree.tree_leaves(tuple(args), namespace=_NS)]
+
+        def visit(block, in_tree, out_tree):
+            self.in_tree, self.out_tree = in_tree, out_tree
             self._numbers: dict[Any, int] = {}
-            self.arg_keys = [self._key(v) for v in sub.block.arguments]
+            self.arg_keys = [self._key(v) for v in block.arguments]
             self.values: dict[int, Tracer] = dict(zip(self.arg_keys, self.inputs,
                                                       strict=True))
             # (row, operand keys, operand tracers, result key, result tracer, params)
             self.entries: list[tuple] = []
-            self.output_keys = self._replay(trace, sub.block)
+            self.output_keys = self._replay(trace, block)
             self.outputs = [self.values[k] for k in self.output_keys]
-        finally:
-            regions.discard()
-        del self._numbers
+            del self._numbers
+
+        traced_region(fun, args, [t.aval for t in self.inputs], name, visit)
 
     def _key(self, value: Any) -> int:
         return self._numbers.setdefault(value, len(self._numbers))
@@ -139,6 +132,25 @@ class _Tape:
                 if g is not None and _float(t.aval):
                     _accumulate(grads, k, g)
         return [grads.get(k) for k in self.arg_keys]
+
+
+def traced_region(fun: Callable, args: Sequence[Any], avals: Sequence[ShapedArray],
+                  name: str, visit: Callable) -> Any:
+    """Trace `fun` on arguments of `avals` (structured as `args`) into a region of the
+    current trace, so it sees the values around it; `visit(block, in_tree, out_tree)` reads
+    the region, which is erased afterwards (its values must not be kept)."""
+    in_tree = optree.tree_structure(tuple(args), namespace=_NS)
+    regions = Regions(current_trace(), 1)
+    try:
+        sub = regions.trace(0, name, defined_at(fun), avals,
+                            [f"{name}.arg{i}" for i in range(len(avals))])
+        with sub:
+            out = fun(*optree.tree_unflatten(in_tree, sub.args))
+            out_leaves, out_tree = optree.tree_flatten(out, namespace=_NS)
+            sub.finish(out_leaves)
+        return visit(sub.block, in_tree, out_tree)
+    finally:
+        regions.discard()
 
 
 def _accumulate(grads: dict, value: Any, ct: Any) -> None:

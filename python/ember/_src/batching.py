@@ -1,0 +1,156 @@
+"""`vmap` as a transformation of traced ember IR.
+
+The function is traced on one batch element's shapes into a region of the current trace
+(ad.traced_region), and its ops are replayed with each row's batching rule from
+`ember.dialect.batching`: values that depend on a batched input carry a leading batch axis,
+the others stay as they are. The result is ordinary ember IR, so vmap composes with jit
+and with grad (per-example gradients: `vmap(grad(loss), in_axes=(None, 0))`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import optree
+
+from ember import tree_util
+from ember.dialect import batching, ops
+from ember.dialect import ir as eir
+from ember.dialect.types import ShapedArray
+
+from .ad import _B, _staged, traced_region
+from .core import Tracer, current_trace
+from .dispatch import bind
+
+_NS = tree_util.NAMESPACE
+
+
+def _axes_per_leaf(args: tuple, in_axes: Any) -> list[int | None]:
+    """in_axes (an int or None for all arguments, or one per positional argument, each an
+    int or None for that whole argument) as one axis per leaf."""
+    if not isinstance(in_axes, (list, tuple)):
+        in_axes = (in_axes,) * len(args)
+    if len(in_axes) != len(args):
+        raise ValueError(f"vmap requires in_axes with one entry per positional argument "
+                         f"({len(args)}), got {len(in_axes)}")
+    out = []
+    for arg, axis in zip(args, in_axes, strict=True):
+        if axis is not None and not isinstance(axis, int):
+            raise NotImplementedError("vmap supports in_axes entries that are an int or "
+                                      f"None (one per argument), got {axis!r}")
+        out += [axis] * len(optree.tree_leaves(arg, namespace=_NS))
+    return out
+
+
+def _move_to_front(x: Tracer, axis: int) -> Tracer:
+    nd = x.aval.ndim
+    axis = axis % nd
+    if axis == 0:
+        return x
+    perm = (axis, *[d for d in range(nd) if d != axis])
+    return bind(ops.TRANSPOSE, x, permutation=perm)
+
+
+def _move_from_front(x: Tracer, axis: int) -> Tracer:
+    nd = x.aval.ndim
+    axis = axis % nd
+    if axis == 0:
+        return x
+    rest = list(range(1, nd))
+    perm = tuple(rest[:axis] + [0] + rest[axis:])
+    return bind(ops.TRANSPOSE, x, permutation=perm)
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable:
+    """`fun` mapped over an axis of its arguments (`in_axes`: an int or None, for all
+    arguments or one per positional argument), the results stacked along `out_axes` (an
+    int, or None for results that do not depend on the batch)."""
+    name = f"vmap({getattr(fun, '__name__', type(fun).__name__)})"
+
+    def run(*args: Any) -> Any:
+        trace = current_trace()
+        leaves = [trace.lift(x) for x in optree.tree_leaves(args, namespace=_NS)]
+        axes = _axes_per_leaf(args, in_axes)
+        sizes = {t.aval.shape[a % t.aval.ndim] for t, a in zip(leaves, axes, strict=True)
+                 if a is not None and t.aval.ndim}
+        for t, a in zip(leaves, axes, strict=True):
+            if a is not None and not -t.aval.ndim <= a < max(t.aval.ndim, 1):
+                raise ValueError(f"{name} requires in_axes within each argument's rank, got "
+                                 f"axis {a} for {t.aval.str_short()}")
+        if axis_size is not None:
+            sizes.add(axis_size)
+        if len(sizes) != 1:
+            raise ValueError(f"{name} requires one size for the mapped axes, got "
+                             f"{sorted(sizes) or 'no mapped axis (pass axis_size)'}")
+        (n,) = sizes
+        inputs = [_move_to_front(t, a) if a is not None else t
+                  for t, a in zip(leaves, axes, strict=True)]
+        flags = [a is not None for a in axes]
+        avals = [ShapedArray(t.aval.shape[1:], t.aval.dtype) if f else t.aval
+                 for t, f in zip(inputs, flags, strict=True)]
+
+        def visit(block, in_tree, out_tree):
+            env = {v: (t, f) for v, t, f in zip(block.arguments, inputs, flags, strict=True)}
+            outs = _replay(trace, block, env, n)
+            return out_tree, outs
+
+        out_tree, outs = traced_region(fun, args, avals, name, visit)
+        return optree.tree_unflatten(out_tree, _place_outputs(outs, out_axes, n, name))
+
+    return _staged(run)
+
+
+def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
+    def get(value):
+        found = env.get(value)
+        if found is None:  # a value of an enclosing trace: the same for every element
+            found = env[value] = (Tracer(trace, eir.aval_of(value), value, frozenset()),
+                                  False)
+        return found
+
+    for op in block.operations:
+        op = op.operation
+        row = eir.opdef(op)
+        if row is ops.YIELD:
+            return [get(v) for v in op.operands]
+        _, _, params = eir.read(op)
+        operands = [get(v) for v in op.operands]
+        xs, flags = [t for t, _ in operands], [f for _, f in operands]
+        if not any(flags):
+            results = bind(row, *xs, **params)
+            results = results if isinstance(results, list) else [results]
+            batched = False
+        else:
+            rule = batching.RULES.get(row)
+            if rule is None:
+                raise NotImplementedError(
+                    f"vmap of {row.name} is not supported yet "
+                    f"({batching.NOT_YET.get(row, 'no rule')})")
+            results = rule(_B, n, xs, flags, params)
+            batched = True
+        for value, t in zip(op.results, results, strict=True):
+            env[value] = (t, batched)
+    raise AssertionError("a traced region ends in ember.yield")
+
+
+def _place_outputs(outs: list[tuple[Tracer, bool]], out_axes: Any, n: int,
+                   name: str) -> list[Any]:
+    if not isinstance(out_axes, (list, tuple)):
+        out_axes = [out_axes] * len(outs)
+    if len(out_axes) != len(outs):
+        raise ValueError(f"{name} requires out_axes with one entry per output leaf "
+                         f"({len(outs)}), got {len(out_axes)}")
+    placed = []
+    for (t, batched), axis in zip(outs, out_axes, strict=True):
+        if axis is None:
+            if batched:
+                raise ValueError(f"{name} got out_axes=None for an output that depends on "
+                                 f"the mapped axis ({t.aval.str_short()} per element)")
+            placed.append(t)
+            continue
+        t = t if batched else batching.batch(_B, n, t, False)
+        placed.append(_move_from_front(t, axis))
+    return placed
+
