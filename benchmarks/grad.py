@@ -1,6 +1,7 @@
 """A training step, Ember against JAX in one process: an MLP 784-512-512-10, softmax
 cross-entropy, SGD, the parameters donated (updated in place), at several batch sizes, time
-per step and per example, best of interleaved rounds. Run: `make bench`.
+per step and per example, best of interleaved rounds; then per-example gradients of a
+linear model (vmap of grad). Run: `make bench`.
 """
 
 from __future__ import annotations
@@ -79,5 +80,43 @@ def main() -> None:
         assert all(np.all(np.isfinite(c)) for c in check)
 
 
+def per_example() -> None:
+    """vmap(grad) of a linear least-squares loss, d = 256, at several batch sizes."""
+    rng = np.random.default_rng(1)
+    d = 256
+    print(f"\nper-example gradients, linear model d={d} (vmap of grad)")
+    print(f"{'batch':>6} {'ember us':>10} {'jax us':>9} {'ratio':>6} {'ember us/example':>17}")
+
+    def make(lib, np_):
+        def loss(w, x, y):
+            return (np_.dot(x, w) - y) ** 2
+        return lib.jit(lib.vmap(lib.grad(loss), in_axes=(None, 0, 0)))
+
+    for batch in (64, 256, 1024):
+        w = rng.normal(size=d).astype(np.float32)
+        x = rng.normal(size=(batch, d)).astype(np.float32)
+        y = rng.normal(size=batch).astype(np.float32)
+        fns = {"ember": make(ember, enp), "jax": make(jax, jnp)}
+        args = {"ember": [ember.device_put(a) for a in (w, x, y)],
+                "jax": [jax.device_put(a) for a in (w, x, y)]}
+        best = {}
+        for name, f in fns.items():
+            f(*args[name]).block_until_ready()
+        for _ in range(5):
+            for name, f in fns.items():
+                start = time.perf_counter()
+                for _ in range(20):
+                    out = f(*args[name])
+                out.block_until_ready()
+                best[name] = min(best.get(name, float("inf")),
+                                 (time.perf_counter() - start) / 20)
+        assert np.allclose(np.asarray(fns["ember"](*args["ember"])),
+                           np.asarray(fns["jax"](*args["jax"])), rtol=1e-4, atol=1e-4)
+        e, j = best["ember"], best["jax"]
+        print(f"{batch:>6} {e * 1e6:>10.1f} {j * 1e6:>9.1f} {e / j:>6.2f} "
+              f"{e / batch * 1e6:>17.3f}")
+
+
 if __name__ == "__main__":
     main()
+    per_example()

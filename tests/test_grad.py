@@ -268,3 +268,19 @@ def test_jacobians_and_hessian_match_jax():
                  jax.hessian(lambda v: J.sum(J.sin(v) * v ** 3))(x), rtol=1e-5, atol=1e-5)
     assert_close(ember.jit(ember.jacrev(lambda v: jnp.exp(v) * 2.0))(x),
                  jax.jacrev(lambda v: J.exp(v) * 2.0)(x), rtol=1e-6)
+
+
+def test_small_integer_powers_are_products_as_in_jax():
+    """x ** 2 is JAX's integer_pow (products, exact for integers), and so is its gradient:
+    no pow is left in the differentiated IR."""
+    x = np.linspace(-2, 2, 9, dtype=np.float32)
+    for n in (0, 1, 2, 3, 5):
+        assert_close(enp_pow(x, n), np.asarray(J.asarray(x) ** n), rtol=0, atol=0)
+    assert (jnp.arange(5) ** 3).dtype == np.int32
+    text = ember.jit(ember.grad(lambda v: jnp.sum(v ** 3))).lower(x).as_text("ember")
+    assert "ember.pow" not in text
+    assert_close(ember.grad(lambda v: jnp.sum(v ** 3))(x), 3 * x ** 2, rtol=1e-6)
+
+
+def enp_pow(x, n):
+    return jnp.asarray(x) ** n

@@ -36,7 +36,32 @@ def add(x, y): return _nary(ops.ADD)(x, y)
 def subtract(x, y): return _nary(ops.SUB)(x, y)
 def multiply(x, y): return _nary(ops.MUL)(x, y)
 def true_divide(x, y): return _nary(ops.DIV, True)(x, y)
-def power(x, y): return _nary(ops.POW)(x, y)
+def power(x, y):
+    """x ** y; a small Python int exponent is multiplications (JAX's integer_pow: exact
+    for integers, and its derivative is a product, not a pow)."""
+    if (type(y) is int and 0 <= y <= _MAX_INTEGER_POW and isinstance(x, _base._ARRAY_TYPES)
+            and kind(x.dtype) in "fiu"):
+        return _integer_pow(y)(x)
+    return _nary(ops.POW)(x, y)
+
+
+_MAX_INTEGER_POW = 16
+
+
+@functools.cache
+def _integer_pow(n: int):
+    def impl(x: Any) -> Any:
+        result, base, k = None, x, n
+        while k:  # exponentiation by squaring
+            if k & 1:
+                result = base if result is None else bind(ops.MUL, result, base)
+            k >>= 1
+            if k:
+                base = bind(ops.MUL, base, base)
+        return result if result is not None else _cr.full(x.shape, 1, x.dtype)
+
+    impl.__name__ = impl.__qualname__ = f"integer_pow_{n}"
+    return _eager_as_one_module(impl)
 def maximum(x, y): return _nary(ops.MAX)(x, y)
 def minimum(x, y): return _nary(ops.MIN)(x, y)
 def exp(x): return _unary_float(ops.EXP)(x)
