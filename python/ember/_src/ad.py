@@ -11,6 +11,7 @@ compiled once per signature; under one it inlines.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -196,6 +197,21 @@ def _staged(run: Callable) -> Callable:
     return call
 
 
+_STAGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _staged_for(fun: Callable, kind: str, make: Callable[[], Callable]) -> Callable:
+    """One staged runner per (function, kind), so repeated eager calls of vjp or jvp on a
+    function compile once, as jit's cache does."""
+    try:
+        per_fun = _STAGED.setdefault(fun, {})
+    except TypeError:  # not weak-referenceable
+        return _staged(make())
+    if kind not in per_fun:
+        per_fun[kind] = _staged(make())
+    return per_fun[kind]
+
+
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """`(fun(*primals), vjp_fn)` (and aux with `has_aux`): vjp_fn(ct) is the cotangents of
     the primals, a tuple of their structure."""
@@ -203,18 +219,18 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         tape = _Tape(fun, primals, _name(fun))
         return optree.tree_unflatten(tape.out_tree, tape.outputs)
 
-    out = _staged(forward)(*primals)
+    def backward(primals, ct):
+        tape = _Tape(fun, primals, _name(fun))
+        return _input_grads(tape, _cotangents_with_aux(tape, ct, has_aux))
+
+    out = _staged_for(fun, f"vjp forward {has_aux}", lambda: forward)(*primals)
     result = out
     if has_aux:
         result, aux = _split_aux(out, "vjp")
+    staged_backward = _staged_for(fun, f"vjp backward {has_aux}", lambda: backward)
 
     def vjp_fn(ct: Any) -> tuple:
-        def backward(primals, ct):
-            tape = _Tape(fun, primals, _name(fun))
-            cts = _cotangents_with_aux(tape, ct, has_aux)
-            return _input_grads(tape, cts)
-
-        return _staged(backward)(tuple(primals), ct)
+        return staged_backward(tuple(primals), ct)
 
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
@@ -332,7 +348,7 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         result = (main, optree.tree_unflatten(main_tree, out_tangents))
         return (*result, _split_aux(outs, "jvp")[1]) if has_aux else result
 
-    return _staged(run)(primals, tangents)
+    return _staged_for(fun, f"jvp {has_aux}", lambda: run)(primals, tangents)
 
 
 def _check_argnums(nums: tuple[int, ...], n: int, name: str) -> None:
