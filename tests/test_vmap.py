@@ -118,3 +118,22 @@ def test_per_example_gradients_and_composition():
     assert_close(nested(xs[0], xs[:2]), jax.vmap(jax.vmap(lambda a, b: a * b,
                                                            in_axes=(0, None)),
                                                   in_axes=(None, 0))(xs[0], xs[:2]))
+
+
+def test_cond_and_switch_under_vmap_select_per_element():
+    """A batched predicate (or index) runs every branch and selects, as JAX does."""
+    x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(3, 2)
+
+    def ours(a):
+        return ember.lax.cond(jnp.sum(a) > 0, lambda v: v * 2, lambda v: -v, a)
+
+    def theirs(a):
+        return jax.lax.cond(J.sum(a) > 0, lambda v: v * 2, lambda v: -v, a)
+
+    assert_close(ember.vmap(ours)(x), jax.vmap(theirs)(x))
+    branches = [lambda v: v + 1, lambda v: v * 10, lambda v: v - 5]
+    idx = np.array([0, 2, 7])  # out of range: clamped to the last branch
+    assert_close(ember.vmap(lambda i, a: ember.lax.switch(i, branches, a))(idx, x),
+                 jax.vmap(lambda i, a: jax.lax.switch(i, branches, a))(idx, x))
+    assert_close(ember.vmap(lambda a: ember.lax.cond(True, lambda v: v + 1.0,
+                                                      lambda v: v, a))(x), x + 1)

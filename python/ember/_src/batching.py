@@ -118,21 +118,53 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
         _, _, params = eir.read(op)
         operands = [get(v) for v in op.operands]
         xs, flags = [t for t, _ in operands], [f for _, f in operands]
-        if not any(flags):
+        if row in (ops.IF, ops.CASE):  # every branch, then a select (JAX's batched cond)
+            branches = [_replay(trace, region.blocks[0], env, n) for region in op.regions]
+            done = _select_branches(row, xs[0], flags[0], branches, n)
+        elif row.regions:
+            raise NotImplementedError(f"vmap of {row.name} is not supported yet "
+                                      f"({batching.NOT_YET.get(row, 'no rule')})")
+        elif not any(flags):
             results = bind(row, *xs, **params)
-            results = results if isinstance(results, list) else [results]
-            batched = False
+            done = [(t, False) for t in (results if isinstance(results, list) else [results])]
         else:
             rule = batching.RULES.get(row)
             if rule is None:
                 raise NotImplementedError(
                     f"vmap of {row.name} is not supported yet "
                     f"({batching.NOT_YET.get(row, 'no rule')})")
-            results = rule(_B, n, xs, flags, params)
-            batched = True
-        for value, t in zip(op.results, results, strict=True):
-            env[value] = (t, batched)
+            done = [(t, True) for t in rule(_B, n, xs, flags, params)]
+        for value, result in zip(op.results, done, strict=True):
+            env[value] = result
     raise AssertionError("a traced region ends in ember.yield")
+
+
+def _select_branches(row, selector: Tracer, selector_batched: bool,
+                     branches: list[list[tuple[Tracer, bool]]], n: int
+                     ) -> list[tuple[Tracer, bool]]:
+    """The branches' results chosen per element: `where(pred, then, else)` for ember.if,
+    a chain of `index == i` for ember.case (its index is clamped already)."""
+    if row is ops.IF:
+        zero = _B.scalar(0, selector.aval)
+        conditions = [bind(ops.COMPARE, selector, zero, direction="NE")]
+        order = [0]  # branch 0 where the predicate holds, else branch 1
+    else:
+        conditions = [bind(ops.COMPARE, selector, _B.scalar(i, selector.aval), direction="EQ")
+                      for i in range(len(branches) - 1)]
+        order = list(range(len(branches) - 1))
+    out = []
+    for k in range(len(branches[0])):
+        values = [b[k] for b in branches]
+        batched = selector_batched or any(f for _, f in values)
+        ts = [batching.batch(_B, n, t, f) if batched else t for t, f in values]
+        shape = ts[0].aval.shape
+        result = ts[-1]
+        for i, cond in zip(reversed(order), reversed(conditions), strict=True):
+            dims = (0,) if selector_batched else ()
+            wide = bind(ops.BROADCAST_IN_DIM, cond, shape=shape, broadcast_dimensions=dims)
+            result = bind(ops.SELECT, wide, ts[i], result)
+        out.append((result, batched))
+    return out
 
 
 def _place_outputs(outs: list[tuple[Tracer, bool]], out_axes: Any, n: int,
