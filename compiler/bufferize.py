@@ -125,7 +125,6 @@ def _writes_after(reader: mlir.Operation, result: mlir.Value) -> bool:
     if not hasattr(writer, "operation"):
         return False  # a block argument: never written by this function
     group, work = set(), [(writer.operation, False)]
-    ancestors, seen = set(), set()
     while work:  # the writer's possible dispatch
         op, crossed = work.pop()
         if op in group:
@@ -141,15 +140,7 @@ def _writes_after(reader: mlir.Operation, result: mlir.Value) -> bool:
         for v in op.operands:
             if hasattr(v.owner, "operation"):
                 work.append((v.owner.operation, crossed or root))
-    work = [writer.operation]
-    while work:  # every op the writer depends on
-        op = work.pop()
-        for v in op.operands:
-            if hasattr(v.owner, "operation") and v.owner.operation not in seen:
-                seen.add(v.owner.operation)
-                ancestors.add(v.owner.operation)
-                work.append(v.owner.operation)
-    return reader in ancestors and reader not in group
+    return reader not in group and reader in _ancestors(writer.operation)
 
 
 def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],

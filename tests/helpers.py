@@ -1,6 +1,21 @@
-"""Assertions shared by the tests."""
+"""Assertions and settings shared by the tests."""
+
+import contextlib
 
 import numpy as np
+
+
+@contextlib.contextmanager
+def setting(name, value):
+    """ember.config's `name` set to `value` within the block, restored after it."""
+    import ember
+
+    before = ember.config.read(name)
+    ember.config.update(name, value)
+    try:
+        yield
+    finally:
+        ember.config.update(name, before)
 
 
 def assert_close(actual, expected, *, rtol=1e-5, atol=1e-6):

@@ -13,7 +13,7 @@ import ember
 import ember.numpy as jnp
 from ember.dialect import OPS, derivatives
 from ember.dialect import ops as O
-from helpers import assert_close
+from helpers import assert_close, setting
 
 J = jax.numpy
 
@@ -52,9 +52,8 @@ def _numeric_grad(f, x, eps=1e-6):
 
 @pytest.fixture
 def x64():
-    ember.config.update("ember_enable_x64", True)
-    yield
-    ember.config.update("ember_enable_x64", False)
+    with setting("ember_enable_x64", True):
+        yield
 
 
 def _bind(op):
@@ -79,11 +78,8 @@ def test_unary_rules_match_finite_differences(op):
         g = ember.grad(lambda v: jnp.sum(f(v) * w.astype(np.float32)))(x.astype(np.float32))
         assert_close(np.asarray(g, np.float64), want, rtol=2e-5, atol=2e-5)
         return
-    ember.config.update("ember_enable_x64", True)
-    try:
+    with setting("ember_enable_x64", True):
         g = np.asarray(ember.grad(lambda v: jnp.sum(f(v) * w))(x))
-    finally:
-        ember.config.update("ember_enable_x64", False)
     assert_close(g, want, rtol=1e-5, atol=1e-6)
 
 
@@ -99,13 +95,10 @@ def test_binary_rules_match_finite_differences(op):
     want_a = _numeric_grad(lambda u: np.sum(op.reference(u, b)), a)
     want_b = _numeric_grad(lambda v: np.sum(op.reference(a, v)), b)
     x64 = op not in F64_MISSING
-    ember.config.update("ember_enable_x64", x64)
-    try:
-        dtype = np.float64 if x64 else np.float32
+    dtype = np.float64 if x64 else np.float32
+    with setting("ember_enable_x64", x64):
         ga, gb = (np.asarray(g, np.float64) for g in ember.grad(
             lambda u, v: jnp.sum(f(u, v)), argnums=(0, 1))(a.astype(dtype), b.astype(dtype)))
-    finally:
-        ember.config.update("ember_enable_x64", False)
     tol = 1e-5 if x64 else 2e-5
     assert_close(ga, want_a, rtol=tol, atol=tol)
     if op is not O.COPYSIGN:  # copysign's derivative in the sign operand is zero

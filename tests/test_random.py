@@ -13,7 +13,7 @@ import ember
 import ember.numpy as jnp
 import ember.random as er
 from ember.compiler import iree_driver
-from helpers import assert_close
+from helpers import assert_close, setting
 
 SEEDS = st.one_of(st.integers(-(2**31), 2**31 - 1), st.sampled_from([0, 1, 42, -1]))
 SHAPES = st.sampled_from([(), (1,), (7,), (3, 4), (2, 3, 5)])
@@ -45,14 +45,13 @@ def test_keys_split_and_fold_in_are_jaxs(seed, data):
 
 
 def test_keys_from_64_bit_seeds_with_x64():
-    ember.config.update("ember_enable_x64", True)
     jax.config.update("jax_enable_x64", True)
     try:
-        for seed in (2**40 + 3, -(2**50), 2**63 - 1):
-            same(er.PRNGKey(seed), jax.random.PRNGKey(seed))
-        same(ember.jit(er.PRNGKey)(np.int64(2**40 + 3)), jax.random.PRNGKey(2**40 + 3))
+        with setting("ember_enable_x64", True):
+            for seed in (2**40 + 3, -(2**50), 2**63 - 1):
+                same(er.PRNGKey(seed), jax.random.PRNGKey(seed))
+            same(ember.jit(er.PRNGKey)(np.int64(2**40 + 3)), jax.random.PRNGKey(2**40 + 3))
     finally:
-        ember.config.update("ember_enable_x64", False)
         jax.config.update("jax_enable_x64", False)
 
 

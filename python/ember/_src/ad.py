@@ -134,6 +134,13 @@ class _Tape:
                     _accumulate(grads, k, g)
         return [grads.get(k) for k in self.arg_keys]
 
+    def grads(self, cts: Sequence[Any]) -> list[Any]:
+        """backward, for cotangents of the first outputs (the rest: zero), zeros filled in
+        for inputs no cotangent reached."""
+        full = list(cts) + [None] * (len(self.outputs) - len(cts))
+        return [g if g is not None else _zeros_like(t)
+                for g, t in zip(self.backward(full), self.inputs, strict=True)]
+
 
 def traced_region(fun: Callable, args: Sequence[Any], avals: Sequence[ShapedArray],
                   name: str, visit: Callable) -> Any:
@@ -162,13 +169,13 @@ def _zeros_like(t: Tracer) -> Any:
     return _B.scalar(0, t.aval)
 
 
-def _cotangents(tape: _Tape, ct_tree: Any, name: str) -> list[Any]:
+def _cotangents(outputs: list[Tracer], out_tree: Any, ct_tree: Any, name: str) -> list[Any]:
     leaves, tree = optree.tree_flatten(ct_tree, namespace=_NS)
-    if tree != tape.out_tree:
+    if tree != out_tree:
         raise TypeError(f"{name} requires cotangents structured as the function's output "
-                        f"{tape.out_tree}, got {tree}")
+                        f"{out_tree}, got {tree}")
     out = []
-    for t, ct in zip(tape.outputs, leaves, strict=True):
+    for t, ct in zip(outputs, leaves, strict=True):
         ct = current_trace().lift(ct)
         if ct.aval.shape != t.aval.shape:
             raise ValueError(f"{name} requires cotangents of the outputs' shapes: "
@@ -180,9 +187,7 @@ def _cotangents(tape: _Tape, ct_tree: Any, name: str) -> list[Any]:
 
 
 def _input_grads(tape: _Tape, cts: list) -> Any:
-    grads = [g if g is not None else _zeros_like(t)
-             for g, t in zip(tape.backward(cts), tape.inputs, strict=True)]
-    return optree.tree_unflatten(tape.in_tree, grads)
+    return optree.tree_unflatten(tape.in_tree, tape.grads(cts))
 
 
 # ----------------------------------------------------------------------------- public API
@@ -236,14 +241,12 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
 
 def _cotangents_with_aux(tape: _Tape, ct: Any, has_aux: bool) -> list:
+    """The output's cotangents (with has_aux the output is (value, aux): aux gets none)."""
     if not has_aux:
-        return _cotangents(tape, ct, "vjp")
-    # the output is (value, aux): aux gets no cotangent
+        return _cotangents(tape.outputs, tape.out_tree, ct, "vjp")
     main = optree.tree_unflatten(tape.out_tree, tape.outputs)[0]
-    n_main = len(optree.tree_leaves(main, namespace=_NS))
-    leaves = optree.tree_leaves(ct, namespace=_NS)
-    lifted = [current_trace().lift(x) for x in leaves]
-    return lifted + [None] * (len(tape.outputs) - n_main)
+    leaves, tree = optree.tree_flatten(main, namespace=_NS)
+    return _cotangents(leaves, tree, ct, "vjp")
 
 
 def _split_aux(out: Any, name: str) -> tuple:
@@ -291,17 +294,13 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
             got = ", ".join(x.aval.str_short() for x in value_leaves)
             raise TypeError(f"{name} requires a real scalar output (a float of shape ()), got "
                             f"{got or 'nothing'}; for other outputs use ember.vjp")
-        cts = [_B.scalar(1.0, value_leaves[0].aval)] + [None] * (len(tape.outputs) - 1)
+        cts = [_B.scalar(1.0, value_leaves[0].aval)]
         grads = _input_grads(tape, cts)
         return out, (grads[0] if isinstance(argnums, int) else grads)
 
     staged = _staged(run)
-
-    def call(*args: Any) -> Any:
-        return staged(*args)
-
-    call.__name__ = name
-    return call
+    staged.__name__ = name
+    return staged
 
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -332,19 +331,10 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         main = _split_aux(outs, "jvp")[0] if has_aux else outs
         main_leaves, main_tree = optree.tree_flatten(main, namespace=_NS)
 
-        def pullback(*cts):
-            full = list(cts) + [None] * (len(tape.outputs) - len(cts))
-            grads = tape.backward(full)
-            return [g if g is not None else _zeros_like(t)
-                    for g, t in zip(grads, tape.inputs, strict=True)]
-
         seeds = [_zeros_like(t) for t in main_leaves]
-        transposed = _Tape(pullback, seeds, "jvp")
-        tangent_leaves = [current_trace().lift(t) for t in
-                          optree.tree_leaves(tangents, namespace=_NS)]
-        cts = transposed.backward(tangent_leaves)
-        out_tangents = [c if c is not None else _zeros_like(t)
-                        for c, t in zip(cts, transposed.inputs, strict=True)]
+        transposed = _Tape(lambda *cts: tape.grads(cts), seeds, "jvp")
+        out_tangents = transposed.grads([current_trace().lift(t) for t in
+                                         optree.tree_leaves(tangents, namespace=_NS)])
         result = (main, optree.tree_unflatten(main_tree, out_tangents))
         return (*result, _split_aux(outs, "jvp")[1]) if has_aux else result
 
@@ -409,23 +399,12 @@ def _jacobian(fun: Callable, argnums: int, has_aux: bool, mode: str) -> Callable
             raise NotImplementedError(f"{mode} of a function with several outputs is not "
                                       f"supported yet")
         y = leaves[0]
-        n_rest = len(tape.outputs) - 1
         if mode == "jacrev":
-            rows = []
-            for ct in _one_hots(y.aval):
-                (g,) = tape.backward([ct] + [None] * n_rest)
-                rows.append(g if g is not None else _zeros_like(x))
+            rows = [tape.grads([ct])[0] for ct in _one_hots(y.aval)]
             jac = _stack(rows, y.aval.shape + x.aval.shape)
         else:
-            def pullback(ct):
-                (g,) = tape.backward([ct] + [None] * n_rest)
-                return g if g is not None else _zeros_like(x)
-
-            transposed = _Tape(pullback, (_zeros_like(y),), mode)
-            cols = []
-            for t in _one_hots(x.aval):
-                (c,) = transposed.backward([t])
-                cols.append(c if c is not None else _zeros_like(y))
+            transposed = _Tape(lambda ct: tape.grads([ct])[0], (_zeros_like(y),), mode)
+            cols = [transposed.grads([t])[0] for t in _one_hots(x.aval)]
             jac = _stack(cols, x.aval.shape + y.aval.shape)
             nx, ny = x.aval.ndim, y.aval.ndim
             perm = tuple(range(nx, nx + ny)) + tuple(range(nx))

@@ -37,7 +37,12 @@ def bind(op: OpDef, *operands: Any, regions: Regions | None = None, **params: An
 
 def default_device() -> Device:
     """The runtime device `ember_default_device` names."""
-    return get_device(compilation.place(config.read("ember_default_device")).platform)
+    return get_device(_platform(config.read("ember_default_device")))
+
+
+@functools.lru_cache(maxsize=16)
+def _platform(device: str) -> str:
+    return compilation.place(device).platform
 
 
 def constant(value: np.ndarray, weak: bool = False) -> Any:
@@ -69,15 +74,11 @@ def _freeze(params: dict) -> tuple:
                         for k, v in params.items()))
 
 
-@functools.lru_cache(maxsize=64)
-def _device_name(default: str, platform: str) -> str:
-    return default if compilation.place(default).platform == platform else platform
-
-
 def device_name(device: Device) -> str:
     """The device name eager ops on `device` compile for: `ember_default_device` when it
     names this platform (it may pick an architecture: cuda:sm_90), else the platform."""
-    return _device_name(config.read("ember_default_device"), device.platform)
+    default = config.read("ember_default_device")
+    return default if _platform(default) == device.platform else device.platform
 
 
 def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
