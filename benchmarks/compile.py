@@ -1,8 +1,12 @@
-"""Compile-time benchmarks: cold compile, warm start from the persistent cache, and the cost
-of a cache hit as the number of cached signatures grows. Run: `make bench`."""
+"""Compile-time benchmarks: a new user's first eager calls, cold compile, warm start from
+the persistent cache, and the cost of a cache hit as the number of cached signatures grows.
+Run: `make bench`."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tempfile
 import time
 import timeit
@@ -75,7 +79,55 @@ def dispatch_vs_cache_size() -> tuple[float, float]:
     return one, many
 
 
+def _eager_calls(np_, n: int) -> None:
+    """Issue #14's first minute: 14 eager calls on small arrays."""
+    a = np_.asarray(np.linspace(-1, 1, n * 8, dtype=np.float32).reshape(n, 8))
+    b = np_.asarray(np.linspace(0, 2, 8 * 4, dtype=np.float32).reshape(8, 4))
+    for out in (np_.exp(a), a + a, a * 2.0, np_.sum(a, axis=0), np_.mean(a), a @ b, a.T,
+                a.reshape(-1), np_.maximum(a, 0.0), np_.where(a > 0, a, 0.0), np_.sqrt(b),
+                np_.concatenate([a, a]), a[1:3], np_.argmax(a, axis=1)):
+        out.block_until_ready()
+
+
+def _eager_child(lib: str) -> None:
+    """In a fresh process (empty caches): the 14 calls, the same on new shapes, x[i] for 20
+    values of i. Prints `case seconds compiles` lines."""
+    if lib == "ember":
+        np_ = enp
+        ember.config.update("ember_compilation_cache_dir", tempfile.mkdtemp())
+        from ember._src import events
+        count = lambda: events._counts["eager_compile"]  # noqa: E731
+    else:
+        np_ = jnp
+        count = lambda: 0  # noqa: E731
+    for case, run in (("first use", lambda: _eager_calls(np_, 16)),
+                      ("same calls, new shapes", lambda: _eager_calls(np_, 24)),
+                      ("x[i] for 20 i", lambda: [x[i].block_until_ready()
+                                                 for x in [np_.arange(50)]
+                                                 for i in range(1, 21)])):
+        c0, start = count(), time.perf_counter()
+        run()
+        print(f"{case}\t{time.perf_counter() - start}\t{count() - c0}", flush=True)
+
+
+def eager_first_use() -> None:
+    rows = {}
+    for lib in ("ember", "jax") if jax is not None else ("ember",):
+        out = subprocess.run([sys.executable, __file__, "--eager-child", lib], check=True,
+                             capture_output=True, text=True, env={**os.environ}).stdout
+        for line in out.strip().splitlines():
+            case, seconds, compiles = line.split("\t")
+            rows.setdefault(case, {})[lib] = (float(seconds), int(compiles))
+    print("| eager, fresh process, empty cache | Ember | compiles | JAX | Ember/JAX |")
+    print("|---|---|---|---|---|")
+    for case, by in rows.items():
+        (t, n), jt = by["ember"], by.get("jax", (float("nan"), 0))[0]
+        print(f"| {case} | {t:.2f} s | {n} | {jt:.2f} s | {t / jt:.1f} |")
+    print()
+
+
 def main() -> None:
+    eager_first_use()
     rng = np.random.default_rng(0)
     x = rng.standard_normal(1_000_000).astype(np.float32)
     batch = rng.standard_normal((128, 784)).astype(np.float32)
@@ -95,4 +147,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--eager-child"]:
+        _eager_child(sys.argv[2])
+    else:
+        main()

@@ -14,13 +14,23 @@ import numpy as np
 from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
-from ember.dialect.types import ShapedArray, kind, signless_element_type
+from ember.dialect.types import (
+    Dim,
+    ShapedArray,
+    SymbolicDimError,
+    kind,
+    same_but_unit_dims,
+    signless_element_type,
+    symbolic,
+)
 
 _UNSIGNED = re.compile(r"\bui(8|16|32|64)\b|(?<=x)ui(8|16|32|64)\b")
+_DIM_NAMES = re.compile(r', "[\w,]*">')  # ember IR's names of symbolic dims (types.Dim)
 
 
 def signless(text: str) -> str:
-    return _UNSIGNED.sub(lambda m: "i" + (m.group(1) or m.group(2)), text)
+    """An ember IR type as upstream dialects spell it: signless, symbolic dims unnamed."""
+    return _UNSIGNED.sub(lambda m: "i" + (m.group(1) or m.group(2)), _DIM_NAMES.sub(">", text))
 
 
 def ttype(aval: ShapedArray) -> str:
@@ -53,6 +63,7 @@ class Emitter:
     names: dict = field(default_factory=dict)
     counter: int = 0
     loop_depth: int = 0  # inside a host loop's body: scalars are computed on the host
+    sizes: dict = field(default_factory=dict)  # symbolic dim -> its SSA index value
     # Lowers the ops of a block (lower_to_linalg's op loop; regions' lowerings call it
     # through here rather than import it: the table of lowerings imports them).
     block_lowering: Callable[[Emitter, mlir.Block], list[str]] | None = None
@@ -66,8 +77,26 @@ class Emitter:
 
     def empty(self, aval: ShapedArray) -> str:
         name = self.fresh("e")
-        self.emit(f"{name} = tensor.empty() : {ttype(aval)}")
+        sizes = ", ".join(self.size(d) for d in aval.shape if isinstance(d, Dim))
+        self.emit(f"{name} = tensor.empty({sizes}) : {ttype(aval)}")
         return name
+
+    def size(self, dim: Dim) -> str:
+        """The SSA index value of a symbolic dim, read off an argument (`bind_sizes`)."""
+        try:
+            return self.sizes[dim]
+        except KeyError:
+            raise SymbolicDimError(f"symbolic dimension {dim} is no argument's") from None
+
+    def bind_sizes(self, args: list[tuple[str, ShapedArray]]) -> None:
+        """Read each symbolic dim's size off the first argument that has it."""
+        for name, aval in args:
+            for axis, d in enumerate(aval.shape):
+                if isinstance(d, Dim) and d not in self.sizes:
+                    index, size = self.fresh("c"), self.fresh("dim")
+                    self.emit(f"{index} = arith.constant {axis} : index")
+                    self.emit(f"{size} = tensor.dim {name}, {index} : {ttype(aval)}")
+                    self.sizes[d] = size
 
     def filled(self, aval: ShapedArray, value) -> str:
         init = self.empty(aval)
@@ -83,6 +112,8 @@ class Emitter:
         which IREE fuses across, where a tensor.reshape would cut dispatch regions)."""
         if src.shape == dst.shape:
             return value
+        if symbolic(src.shape) or symbolic(dst.shape):
+            return self._unit_reshape(value, src, dst)
         if src.ndim == 0 or dst.ndim == 0:
             name = self.fresh()
             verb = "expand_shape" if src.ndim == 0 else "collapse_shape"
@@ -101,6 +132,25 @@ class Emitter:
             self.emit(f"{name} = tensor.expand_shape {value} [{list(range(dst.ndim))}] "
                       f"output_shape [{', '.join(map(str, dst.shape))}] : {ttype(flat)} into "
                       f"{ttype(dst)}")
+            value = name
+        return value
+
+    def _unit_reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
+        """A reshape that only drops and adds dims of size 1 (all a symbolic one can be):
+        collapse to the other dims, expand from them, each at their sizes."""
+        if not same_but_unit_dims(src.shape, dst.shape):
+            raise SymbolicDimError(f"reshape of {src.shape} to {dst.shape} needs sizes")
+        core = ShapedArray(tuple(d for d in src.shape if d != 1), src.dtype)
+        if src.shape != core.shape:
+            name = self.fresh()
+            self.emit(f"{name} = tensor.collapse_shape {value} {_unit_groups(src.shape)} : "
+                      f"{ttype(src)} into {ttype(core)}")
+            value = name
+        if dst.shape != core.shape:
+            name = self.fresh()
+            sizes = ", ".join(self.size(d) if isinstance(d, Dim) else str(d) for d in dst.shape)
+            self.emit(f"{name} = tensor.expand_shape {value} {_unit_groups(dst.shape)} "
+                      f"output_shape [{sizes}] : {ttype(core)} into {ttype(dst)}")
             value = name
         return value
 
@@ -135,6 +185,14 @@ class Emitter:
         self.emit(f"  linalg.yield {result} : {etype(out_aval)}")
         self.emit(f"}} -> {ttype(out_aval)}")
         return name
+
+
+def _unit_groups(shape: tuple) -> list[list[int]]:
+    """The reassociation of `shape` onto its dims other than 1: each with the 1s before it,
+    the last with those after it too."""
+    core = [i for i, d in enumerate(shape) if d != 1]
+    ends = [i + 1 for i in core[:-1]] + [len(shape)]
+    return [list(range(start, end)) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 # A lowering gets the ember operation (its regions and raw attributes), the SSA names of its

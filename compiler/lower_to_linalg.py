@@ -248,7 +248,7 @@ def lower_block(em: Emitter, block: mlir.Block) -> list[str]:
         row, avals, params = eir.read(op)
         args = [em.names[v] for v in op.operands]
         result = eir.aval_of(op.results[0]) if len(op.results) == 1 else None
-        if result is not None and result.size == 0 and not row.regions:
+        if result is not None and 0 in result.shape and not row.regions:
             lowered = em.empty(result)  # nothing to compute (and 0-size slices do not verify)
         else:
             lowered = lowering_for(row)(em, op, args, avals, params, result)
@@ -263,6 +263,8 @@ def _lower_function(func: mlir.Operation) -> str:
     block = body(func)
     for i, arg in enumerate(block.arguments):
         em.names[arg] = f"%arg{i}"
+    em.bind_sizes([(em.names[a], eir.aval_of(a)) for a in block.arguments
+                   if str(a.type).startswith("tensor<")])
     lower_block(em, block)
     name = mlir.StringAttr(func.attributes["sym_name"]).value
     ftype = mlir.TypeAttr(func.attributes["function_type"]).value

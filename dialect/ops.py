@@ -173,7 +173,7 @@ from .structured_ops import (
 from .structured_ops import (
     YIELD as YIELD,
 )
-from .types import ShapedArray, kind
+from .types import ShapedArray, SymbolicDimError, kind, same_but_unit_dims, symbolic
 
 __all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
 
@@ -420,9 +420,13 @@ def _broadcast_in_dim() -> OpDef:
 
 def _reshape() -> OpDef:
     def infer(x: ShapedArray, *, shape: tuple[int, ...]) -> ShapedArray:
-        size = int(np.prod(shape, dtype=np.int64))
-        _require(size == x.size, "ember.reshape", f"a shape of {x.size} elements",
-                 tuple(shape))
+        if symbolic(x.shape) or symbolic(shape):  # without sizes: only dims of 1 may change
+            if not same_but_unit_dims(x.shape, shape):
+                raise SymbolicDimError(f"reshape of {x.shape} to {shape} needs sizes")
+        else:
+            size = int(np.prod(shape, dtype=np.int64))
+            _require(size == x.size, "ember.reshape", f"a shape of {x.size} elements",
+                     tuple(shape))
         return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
     def reference(x, *, shape):

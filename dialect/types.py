@@ -67,6 +67,74 @@ def short_name(dtype: np.dtype) -> str:
     return f"{dtype.kind}{dtype.itemsize * 8}"
 
 
+class SymbolicDimError(TypeError):
+    """A shape computation needed the value of a symbolic dimension (its size, a sum of
+    sizes, an order): the caller falls back to a kernel for the concrete shape."""
+
+
+class Dim:
+    """A symbolic dimension of a shape-polymorphic kernel: an unknown size of at least 2,
+    the same wherever the same name appears (sizes 0 and 1 stay concrete: broadcasting and
+    emptiness depend on them). Only what holds for every such size can be asked of it:
+    equality with a Dim or with 0 and 1, comparison with 0 and 1. Its value, arithmetic,
+    and comparison with other numbers raise SymbolicDimError."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __hash__(self) -> int:
+        return hash(("Dim", self.name))
+
+    def _known(self, other: object, op: str) -> None:
+        """Raises unless `other` is 0 or 1, against which every size >= 2 compares alike."""
+        if not (isinstance(other, (int, np.integer)) and not isinstance(other, bool)
+                and other in (0, 1)):
+            raise SymbolicDimError(f"symbolic dimension {self.name} {op} {other!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Dim):
+            return self.name == other.name
+        self._known(other, "==")
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __gt__(self, other: object) -> bool:
+        self._known(other, ">")
+        return True
+
+    __ge__ = __gt__
+
+    def __lt__(self, other: object) -> bool:
+        self._known(other, "<")
+        return False
+
+    __le__ = __lt__
+
+    def _value(self, *_: object) -> int:
+        raise SymbolicDimError(f"the size of symbolic dimension {self.name}")
+
+    __index__ = __int__ = __float__ = __neg__ = _value
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _value
+    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = _value
+
+
+def same_but_unit_dims(a: tuple, b: tuple) -> bool:
+    """Whether shapes `a` and `b` differ only in dims of size 1 (a reshape that needs no
+    sizes, so one that symbolic dims can take)."""
+    return [d for d in a if d != 1] == [d for d in b if d != 1]
+
+
+def symbolic(shape: tuple) -> bool:
+    return any(isinstance(d, Dim) for d in shape)
+
+
 @dataclass(frozen=True, slots=True)
 class ShapedArray:
     """The abstract value of an array: its shape, dtype and whether its type is weak."""
@@ -99,7 +167,7 @@ class ShapedArray:
         return tensor_type(self.shape, element_type(self.dtype))
 
     def signless_tensor_type(self) -> str:
-        return tensor_type(self.shape, signless_element_type(self.dtype))
+        return tensor_type(self.shape, signless_element_type(self.dtype), names=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +185,13 @@ class RefAval(ShapedArray):
         return ShapedArray(self.shape, self.dtype)
 
 
-def tensor_type(shape: tuple[int, ...], element: str) -> str:
-    dims = "".join(f"{d}x" for d in shape)
-    return f"tensor<{dims}{element}>"
+def tensor_type(shape: tuple[int | Dim, ...], element: str, names: bool = True) -> str:
+    """`tensor<4x?xf32>`; symbolic dims are `?`, named in the type's encoding in ember IR
+    (`tensor<?x?xf32, "a,b">`: the same name is the same size), not in upstream IR."""
+    dims = "".join(f"{'?' if isinstance(d, Dim) else d}x" for d in shape)
+    symbols = [d.name for d in shape if isinstance(d, Dim)]
+    encoding = f', "{",".join(symbols)}"' if symbols and names else ""
+    return f"tensor<{dims}{element}{encoding}>"
 
 
 def parse_tensor_type(text: str) -> ShapedArray:
@@ -127,9 +199,11 @@ def parse_tensor_type(text: str) -> ShapedArray:
     if text.startswith("!ember.ref<"):
         inner = parse_tensor_type(text.removeprefix("!ember.ref<").removesuffix(">"))
         return RefAval(inner.shape, inner.dtype)
-    body = text.removeprefix("tensor<").removesuffix(">")
+    body, _, encoding = text.removeprefix("tensor<").removesuffix(">").partition(", ")
     *dims, elem = body.split("x")
-    return ShapedArray(tuple(int(d) for d in dims), dtype_from_element_type(elem))
+    symbols = iter(encoding.strip('"').split(","))
+    return ShapedArray(tuple(Dim(next(symbols)) if d == "?" else int(d) for d in dims),
+                       dtype_from_element_type(elem))
 
 
 _SHORT = {short_name(d): d for d in SUPPORTED_DTYPES}

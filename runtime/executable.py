@@ -115,6 +115,21 @@ class Executable:
         if self.parallel:
             _PARALLEL.add(self)
 
+    def specialized(self, out_avals: Sequence[ShapedArray]) -> Executable:
+        """This executable at concrete sizes of its symbolic dims: the loaded module and its
+        VM context shared, the results checked against (and typed by) `out_avals`."""
+        new = object.__new__(Executable)
+        for slot in self.__slots__[:-1]:  # all but __weakref__
+            setattr(new, slot, getattr(self, slot))
+        new.out_avals = tuple(out_avals)
+        new._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
+                          for i, a in enumerate(new.out_avals))
+        new.call = new._call_async if new.parallel else new._call_inline
+        new._last, new._shared = None, None
+        if new.parallel:
+            _PARALLEL.add(new)
+        return new
+
     def _bind(self) -> None:
         """A VM context on the device that runs this module (see Device.hal_for)."""
         self._hal, hal_module = self.device.hal_for(self.parallel)

@@ -116,6 +116,20 @@ def test_log_compiles_one_line_per_compile(capfd):
     assert len(lines) == 1 and "['f32[7]']" in lines[0] and " ms" in lines[0]
 
 
+def test_a_long_compile_says_so_at_info(caplog, monkeypatch):
+    monkeypatch.setattr(compilation, "LONG_COMPILE_S", 0.0)  # every compile is long
+    with caplog.at_level("INFO", logger="ember"):
+        ember.jit(lambda x: x - 2)(np.ones(9, np.float32))
+        ember.jit(lambda x: x - 3)(np.ones(9, np.float32))
+    notes = [r for r in caplog.records if r.levelname == "INFO"]
+    assert len(notes) == 2 and "['f32[9]'] took" in notes[0].getMessage()
+    monkeypatch.setattr(compilation, "LONG_COMPILE_S", 60.0)
+    caplog.clear()
+    with caplog.at_level("INFO", logger="ember"):
+        ember.jit(lambda x: x - 4)(np.ones(9, np.float32))
+    assert not caplog.records  # a short compile draws nothing
+
+
 def test_environment_variables_configure(tmp_path):
     code = ("import ember; print(ember.config.read('ember_explain_cache_misses'), "
             "ember.config.read('ember_compilation_cache_max_size'))")

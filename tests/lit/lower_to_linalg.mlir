@@ -40,6 +40,23 @@ func.func @reduce(%x: tensor<2x3xf32>) -> tensor<2xf32> {
   return %0 : tensor<2xf32>
 }
 
+// Symbolic dims (shape-polymorphic eager kernels) are named in the type's encoding: each
+// size is read off the first argument that has it, results are allocated at those sizes,
+// and upstream types carry plain `?`. A static dim stays static (no tensor.dim for the 4).
+// CHECK-LABEL: func.func @symbolic
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[Y:.*]]: tensor<4xf32>) -> tensor<?x4xf32>
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[N:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?x4xf32>
+// CHECK-NOT: tensor.dim
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK-NOT: "s0"
+func.func @symbolic(%x: tensor<?x4xf32, "s0">, %y: tensor<4xf32>) -> tensor<?x4xf32, "s0"> {
+  %0 = "ember.broadcast_in_dim"(%y) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<?x4xf32, "s0">
+  %1 = "ember.add"(%x, %0) : (tensor<?x4xf32, "s0">, tensor<?x4xf32, "s0">) -> tensor<?x4xf32, "s0">
+  return %1 : tensor<?x4xf32, "s0">
+}
+
 // Must not fire: functions with no ember ops come out unchanged.
 // CHECK-LABEL: func.func @upstream_only
 // CHECK-NEXT: %[[R:.*]] = arith.addf

@@ -15,12 +15,13 @@ from ember import config
 from ember.compiler import iree_driver, pipeline
 from ember.compiler.disk_cache import DiskCache
 from ember.dialect.types import ShapedArray
-from ember.runtime.executable import runs_in_parallel, unloadable
+from ember.runtime.executable import unloadable
 
 from . import events
 
 logger = logging.getLogger("ember")
 _OFF = {"", "off", "none", "false", "0"}
+LONG_COMPILE_S = 2.0  # a compile this long says so at INFO, even without ember_log_compiles
 
 
 def cache_dir() -> Path | None:
@@ -58,13 +59,12 @@ class Placement:
     parallel: bool
 
 
-def place(device: str, in_avals: Sequence[ShapedArray] = (),
-          out_avals: Sequence[ShapedArray] = (), trip_work: int | None = None) -> Placement:
-    """The placement for a device name. On the CPU, modules big enough to repay waking the
-    worker threads run on them (`trip_work`: the most a loop trip of the module works on;
-    None, no loops); raises ValueError naming the choices for an unknown device."""
+def place(device: str, parallel: bool = False) -> Placement:
+    """The placement for a device name; on the CPU, `parallel` code (big enough to repay
+    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them. Raises
+    ValueError naming the choices for an unknown device."""
     kind, colon, arch = device.partition(":")
-    parallel = kind == "cpu" and runs_in_parallel(in_avals, out_avals, trip_work)
+    parallel = kind == "cpu" and parallel
     name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
     target = iree_driver.target(name).name
     return Placement(device, target, iree_driver.platform(target), parallel)
@@ -91,9 +91,13 @@ def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray], t
     start = time.perf_counter()
     vmfb = iree_driver.compile_text(texts["linalg"], iree_driver.target(target), name=name)
     events.emit(event)
+    seconds = time.perf_counter() - start
     if config.read("ember_log_compiles"):
         logger.warning("Finished compiling %s for %s in %.1f ms", name, signature,
-                       (time.perf_counter() - start) * 1e3)
+                       seconds * 1e3)
+    elif seconds > LONG_COMPILE_S:
+        logger.info("Compiling %s for %s took %.1f s (ember_log_compiles logs every "
+                    "compile)", name, signature, seconds)
     if cache is not None:
         cache.put(key, vmfb)
     return vmfb

@@ -19,7 +19,7 @@ from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device, put
 from ember.runtime import get as get_device
 
-from . import compilation, dtypes
+from . import compilation, dtypes, polymorphic
 from .core import Regions, Trace, Tracer, check_alive, current_trace
 from .signature import CacheKey
 from .stages import Compiled, Traced
@@ -87,15 +87,17 @@ def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
     key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)
     compiled = _EAGER.get(key)
     if compiled is None:
-        compiled = _EAGER[key] = _compile(op, key[1], params, device_name(device), x64)
+        avals = key[1]
+        signature = CacheKey(optree.tree_structure((0,) * len(avals)), avals, (),
+                             device_name(device), x64)
+        compiled = _EAGER[key] = polymorphic.compile_for(
+            signature, lambda k: _trace(op, k, params), _EAGER, (op, key[2]))
     return compiled.call_arrays(arrays)
 
 
-def _compile(op: OpDef, avals: tuple[ShapedArray, ...], params: dict, device: str,
-             x64: bool) -> Compiled:
+def _trace(op: OpDef, key: CacheKey, params: dict) -> Traced:
+    avals = key.in_avals
     with Trace(op.name, "<eager>", avals, [f"x{i}" for i in range(len(avals))]) as trace:
         out = trace.emit(op, trace.args, params)
     out_avals = trace.finish([out])
-    key = CacheKey(optree.tree_structure((0,) * len(avals)), avals, (), device, x64)
-    traced = Traced(key, trace, optree.tree_structure(0), out_avals, event="eager_compile")
-    return traced.lower().compile()
+    return Traced(key, trace, optree.tree_structure(0), out_avals, event="eager_compile")

@@ -20,7 +20,7 @@ from ember import config, errors, tree_util
 from ember.dialect.types import RefAval, ShapedArray
 from ember.runtime import Array
 
-from . import compilation, dispatch, donation, dtypes, events
+from . import compilation, dispatch, donation, dtypes, events, polymorphic
 from .core import Trace, Tracer, check_alive, current_trace, defined_at
 from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
@@ -135,7 +135,11 @@ class JitFunction:
         try:
             if not self._eager and config.read("ember_explain_cache_misses"):
                 self._explain_miss(key, args, kwargs)
-            compiled = self._trace(key, args, kwargs, hoist=True).lower().compile()
+            if self._eager:  # ember.numpy's eager calls: one kernel per pattern of shapes
+                compiled = polymorphic.compile_for(
+                    key, lambda k: self._trace(k, args, kwargs, hoist=True), self._cache)
+            else:
+                compiled = self._trace(key, args, kwargs, hoist=True).lower().compile()
             self._cache[key] = compiled
             pending.result = compiled
         except BaseException as e:

@@ -10,6 +10,7 @@ staged API: jit(f).trace(...).lower().compile()).
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,7 +21,7 @@ import optree
 from ember.compiler import loops, pipeline
 from ember.dialect.types import RefAval, ShapedArray
 from ember.runtime import Array, Executable, put
-from ember.runtime.executable import wait_for_readers
+from ember.runtime.executable import runs_in_parallel, wait_for_readers
 
 from . import aot, compilation, donation, dtypes
 from .core import Trace
@@ -75,10 +76,14 @@ class Traced:
         return optree.tree_unflatten(self.out_tree, [
             ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.out_avals])
 
-    def lower(self) -> Lowered:
+    def lower(self, parallel: bool | None = None) -> Lowered:
+        """`parallel`: run on worker threads or inline, decided by the caller (a
+        shape-polymorphic kernel's avals have no size to decide it by)."""
         export = self.name.removeprefix("jit_")
-        placement = compilation.place(self.key.device, self.module_in_avals, self.out_avals,
-                                      loops.trip_work(self.module.operation))
+        if parallel is None:
+            parallel = runs_in_parallel(self.module_in_avals, self.out_avals,
+                                        loops.trip_work(self.module.operation))
+        placement = compilation.place(self.key.device, parallel)
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
                       self.out_tree, self.out_avals)
         module = pipeline.clone(self.module)
@@ -161,6 +166,15 @@ class Compiled:
                                                    self._out_avals + self._ref_avals,
                                                    tied=tied)
         return self._executable
+
+    def specialized(self, key: CacheKey, out_avals: Sequence[ShapedArray]) -> Compiled:
+        """This shape-polymorphic function at the concrete shapes of `key` (whose results
+        are `out_avals`): the same module, loaded once, called at these shapes."""
+        new = copy.copy(self)
+        new.__dict__.pop("_call", None)  # bound to this one's executable after a first call
+        new.cache_key, new._out_avals = key, tuple(out_avals)
+        new._executable = self.executable.specialized(new._out_avals)
+        return new
 
     def _call(self, args: Sequence[Array]) -> list[Array]:
         call = self.executable.call  # from now on, straight to the executable

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 import math
 from typing import Any
 
@@ -157,11 +158,14 @@ def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
 
 def _shape_of(*xs: Any, name: str = "broadcast") -> tuple[int, ...]:
     shapes = [tuple(x.shape) if isinstance(x, _ARRAY_TYPES) else np.shape(x) for x in xs]
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ValueError(f"{name} requires shapes that broadcast together, got "
-                         f"{shapes}") from None
+    ndim = builtins.max(map(len, shapes), default=0)
+    out = []
+    for axis in range(-ndim, 0):  # NumPy's rule, also for symbolic dims (types.Dim)
+        sizes = {s[axis] for s in shapes if len(s) >= -axis and s[axis] != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"{name} requires shapes that broadcast together, got {shapes}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 def _promoted(*xs: Any, to_float: bool = False, name: str = "broadcast") -> list[Any]:
@@ -181,6 +185,31 @@ def _eager_as_one_module(impl):
     @functools.wraps(impl)
     def run(*xs: Any) -> Any:
         return impl(*xs) if current_trace() is not None else jitted(*xs)
+
+    return run
+
+
+def _eager_with_statics(impl):
+    """`_eager_as_one_module` for a function of one array whose other parameters (axis,
+    keepdims, dtype, ddof) are static: eager `mean(x, axis=0)` is one compiled module (it
+    was a reduction and a division, argmax nine), compiled once per array signature and
+    static values. Unhashable statics (an axis list) run op by op."""
+    params = list(inspect.signature(impl).parameters.values())[1:]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    jitted = JitFunction(impl, eager=True,
+                         static_argnums=tuple(i for i, p in enumerate(params, 1)
+                                              if p.kind in positional),
+                         static_argnames=tuple(p.name for p in params))
+
+    @functools.wraps(impl)
+    def run(a: Any, *args: Any, **kwargs: Any) -> Any:
+        if current_trace() is not None or isinstance(a, Tracer):
+            return impl(a, *args, **kwargs)
+        try:
+            hash((args, tuple(kwargs.values())))
+        except TypeError:
+            return impl(a, *args, **kwargs)
+        return jitted(a if isinstance(a, Array) else asarray(a), *args, **kwargs)
 
     return run
 

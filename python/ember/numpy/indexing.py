@@ -21,8 +21,9 @@ from ember import errors
 from ember.dialect import ops
 from ember.runtime import Array
 
-from .._src.core import Tracer
+from .._src.core import Tracer, current_trace
 from .._src.dispatch import bind
+from .._src.jit import JitFunction
 from . import _base
 from . import shapes as _sh
 from . import ufuncs as _uf
@@ -85,6 +86,8 @@ def getitem(x: Any, idx: Any) -> Any:
     entries = _normalize(x, idx)
     if any(_is_array_index(e) for e in entries):
         return _advanced(x, entries)
+    if current_trace() is None:
+        return _eager_basic(x, entries)
     # Basic part: slices and integers, one axis each; array indices keep their axis whole.
     starts, limits, strides, flips, squeeze, dynamic = [], [], [], [], [], {}
     axis = 0
@@ -92,8 +95,8 @@ def getitem(x: Any, idx: Any) -> Any:
         if e is None:
             continue
         n = x.shape[axis]
-        if isinstance(e, slice):
-            start, stop, step = e.indices(n)
+        if isinstance(e, slice):  # a whole axis asks nothing of a symbolic size
+            start, stop, step = (0, n, 1) if e == slice(None) else e.indices(n)
             if step < 0:  # reverse, then slice forward
                 flips.append(axis)
                 count = len(range(start, stop, step))
@@ -136,6 +139,34 @@ def getitem(x: Any, idx: Any) -> Any:
     for pos in new_axes:
         shape.insert(pos, 1)
     return _sh.reshape(y, tuple(shape))
+
+
+def _eager_basic(x: Array, entries: list[Any]) -> Any:
+    """Eager basic indexing, one module: the integers are its operands, not constants in it
+    (x[i] for 20 values of i compiles once; they are checked and made non-negative here),
+    and it is shape-polymorphic where the index needs no sizes (x[i], x[:, None])."""
+    template, ints, axis = [], [], 0
+    for e in entries:
+        i = _static_int(e)
+        if i is not None:
+            n = x.shape[axis]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            ints.append(np.int32(i % n))
+            template.append(int)
+        else:  # None or a slice (unhashable before Python 3.12)
+            template.append(e if e is None else (e.start, e.stop, e.step))
+        axis += e is not None
+    return _GETITEM_BASIC(x, tuple(template), *ints)
+
+
+def _getitem_basic(x: Any, template: tuple, *ints: Any) -> Any:
+    it = iter(ints)
+    return getitem(x, tuple(next(it) if e is int else e if e is None else slice(*e)
+                            for e in template))
+
+
+_GETITEM_BASIC = JitFunction(_getitem_basic, static_argnums=(1,), eager=True)
 
 
 def _advanced(x: Any, entries: list[Any]) -> Any:
@@ -304,8 +335,8 @@ def _update_window(x: Any, entries: list[Any], values: Any, combine: str) -> Any
             selected.append(1)
             continue
         n = x.shape[axis]
-        if isinstance(e, slice):
-            start, stop, step = e.indices(n)
+        if isinstance(e, slice):  # a whole axis asks nothing of a symbolic size
+            start, stop, step = (0, n, 1) if e == slice(None) else e.indices(n)
             count = len(range(start, stop, step))
             selected.append(count)
             if step < 0:  # the same elements, visited forward; the update is reversed
@@ -389,8 +420,8 @@ def _positions(x: Any, idx: Any) -> Any:
             sent.append(e)
             continue
         n = x.shape[axis]
-        if isinstance(e, slice):
-            start, stop, step = e.indices(n)
+        if isinstance(e, slice):  # a whole axis asks nothing of a symbolic size
+            start, stop, step = (0, n, 1) if e == slice(None) else e.indices(n)
             sent.append(slice(start, stop if stop >= 0 else None, step))
         elif _static_int(e) is not None:
             i = _static_int(e)

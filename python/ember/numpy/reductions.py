@@ -19,7 +19,7 @@ from .._src.dispatch import bind, constant
 from ..errors import ConcretizationTypeError
 from . import shapes as _sh
 from . import ufuncs as _uf
-from ._base import asarray, astype
+from ._base import _eager_with_statics, asarray, astype
 from .shapes import reshape, stack
 from .ufuncs import _where_values, isclose, isnan, multiply, sqrt, subtract, true_divide
 
@@ -56,6 +56,7 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+@_eager_with_statics
 def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
     a = asarray(a)
     axes = _axes("sum", axis, a.ndim)
@@ -75,7 +76,7 @@ def _extremum(name: str, op):
         return _keep(a, bind(op, a, axes=axes), axes, keepdims)
 
     reduce.__name__ = name
-    return reduce
+    return _eager_with_statics(reduce)
 
 
 max = _extremum("max", ops.REDUCE_MAX)  # noqa: A001
@@ -83,6 +84,7 @@ min = _extremum("min", ops.REDUCE_MIN)  # noqa: A001
 amax, amin = max, min
 
 
+@_eager_with_statics
 def mean(a, axis=None, dtype=None, keepdims: bool = False):
     a = asarray(a)
     axes = _axes("mean", axis, a.ndim)
@@ -93,6 +95,7 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     return true_divide(total, np.asarray(count, target) if count else np.asarray(np.nan, target))
 
 
+@_eager_with_statics
 def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
         correction: int | float | None = None):
     """Mean squared deviation (two passes, as NumPy: no cancellation from E[x^2] - E[x]^2).
@@ -106,6 +109,7 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
     return true_divide(squares, np.asarray(count if count > 0 else np.nan, squares.dtype))
 
 
+@_eager_with_statics
 def std(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
         correction: int | float | None = None):
     ddof = _correction("std", ddof, correction)
@@ -172,6 +176,7 @@ def _to(a: Any, dtype: np.dtype) -> Any:
     return a if a.dtype == dtype else bind(ops.CONVERT, a, dtype=dtype)
 
 
+@_eager_with_statics
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     axes = _axes("prod", axis, a.ndim)
@@ -184,18 +189,21 @@ def _truth(a: Any) -> Any:
     return a if a.dtype == np.bool_ else _uf.not_equal(a, 0)
 
 
+@_eager_with_statics
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     a = _truth(a)
     axes = _axes("any", axis, a.ndim)
     return _keep(a, bind(ops.REDUCE_MAX, a, axes=axes), axes, keepdims)
 
 
+@_eager_with_statics
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     a = _truth(a)
     axes = _axes("all", axis, a.ndim)
     return _keep(a, bind(ops.REDUCE_MIN, a, axes=axes), axes, keepdims)
 
 
+@_eager_with_statics
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return sum(_truth(a), axis=axis, keepdims=keepdims)
 
@@ -231,13 +239,14 @@ def _arg_extremum(name: str, extremum):
         return reshape(out, tuple(1 if i == ax else d for i, d in enumerate(x.shape)))
 
     reduce.__name__ = name
-    return reduce
+    return _eager_with_statics(reduce)
 
 
 argmax = _arg_extremum("argmax", max)
 argmin = _arg_extremum("argmin", min)
 
 
+@_eager_with_statics
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _uf.subtract(max(a, axis=axis, keepdims=keepdims),
                         min(a, axis=axis, keepdims=keepdims))
@@ -262,7 +271,7 @@ def _cumulative(name: str, combiner: str):
         return bind(ops.CUMULATIVE, x, axis=ax, combiner=combiner)
 
     run.__name__ = name
-    return run
+    return _eager_with_statics(run)
 
 
 cumsum = _cumulative("cumsum", "sum")
@@ -287,7 +296,7 @@ def _cumulative_api(name: str, scan: Any, promote: bool):
         return _sh.concatenate([constant(initial), out], axis=ax)
 
     run.__name__ = name
-    return run
+    return _eager_with_statics(run)
 
 
 cumulative_sum = _cumulative_api("cumulative_sum", cumsum, promote=True)  # array API
@@ -305,6 +314,7 @@ def _sort_args(name: str, a: Any, axis: int | None, kind_: Any, order: Any) -> t
     return _flat_or(a, axis, name)
 
 
+@_eager_with_statics
 def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
          stable: bool = True, descending: bool = False) -> Any:
     """Ascending, NaN last (NumPy's order); `descending` reverses it."""
@@ -313,6 +323,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
     return bind(ops.REV, out, dimensions=(ax,)) if descending else out
 
 
+@_eager_with_statics
 def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
             stable: bool = True, descending: bool = False, dtype: Any = None) -> Any:
     """Indices of a stable sort; ties keep their order, descending too (as in JAX)."""
@@ -344,6 +355,7 @@ def _split(a: Any, ax: int, at: int) -> tuple[Any, Any]:
     return a[tuple(idx[:ax] + [slice(0, at)])], a[tuple(idx[:ax] + [slice(at, n)])]
 
 
+@_eager_with_statics
 def partition(a: Any, kth: int, axis: int = -1) -> Any:
     """The kth smallest at position kth, the smaller ones before it (ascending), the larger
     after it (descending): JAX's layout (NumPy leaves both sides in no particular order)."""
@@ -352,6 +364,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     return _sh.concatenate([bottom, _sh.flip(top, ax)], axis=ax)
 
 
+@_eager_with_statics
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     """Indices that partition `a`: those of the kth + 1 smallest (ascending, ties by index),
     then the others in index order, as JAX returns them."""
@@ -360,6 +373,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     return _sh.concatenate([bottom, sort(top, axis=ax)], axis=ax)
 
 
+@_eager_with_statics
 def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """The middle of the sorted values (mean of the two middles); NaN if any is NaN."""
     a = asarray(a)
@@ -380,6 +394,7 @@ def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 # ----------------------------------------------------------------------------- NaN-ignoring
 
+@_eager_with_statics
 def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     return sum(_uf.nan_to_num(a, posinf=np.inf, neginf=-np.inf) if kind(a.dtype) == "f"
@@ -396,13 +411,14 @@ def _nan_extremum(name: str, reduce, fill: float):
         return where(all_nan, np.nan, out)
 
     run.__name__ = name
-    return run
+    return _eager_with_statics(run)
 
 
 nanmax = _nan_extremum("nanmax", max, -np.inf)
 nanmin = _nan_extremum("nanmin", min, np.inf)
 
 
+@_eager_with_statics
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     count = sum(_uf.logical_not(_uf.isnan(a)), axis=axis, keepdims=keepdims)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember.dialect import ops
-from ember.dialect.types import kind
+from ember.dialect.types import Dim, kind, symbolic
 
 from .._src import dtypes as _dt
 from .._src.dispatch import bind
@@ -30,7 +30,10 @@ def reshape(a, shape, order: str = "C"):
     if order != "C":
         raise NotImplementedError("reshape requires order='C'")
     a = asarray(a)
-    shape = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
+    shape = (shape,) if isinstance(shape, (int, Dim)) else tuple(
+        d if isinstance(d, Dim) else int(d) for d in shape)
+    if symbolic(a.shape) or symbolic(shape):  # a shape-polymorphic kernel's trace
+        return a if shape == a.shape else bind(ops.RESHAPE, a, shape=shape)
     if shape.count(-1) > 1:
         raise ValueError(f"reshape requires at most one -1, got {shape}")
     if -1 in shape:

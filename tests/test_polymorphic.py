@@ -1,0 +1,126 @@
+"""Shape-polymorphic eager kernels: an eager op compiles once per pattern of shapes (sizes 0
+and 1 kept, the others symbolic), and eager integer indices are operands, not constants."""
+
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as jnp
+from ember._src import polymorphic
+from ember.dialect.types import Dim, ShapedArray, SymbolicDimError, parse_tensor_type
+from helpers import assert_close
+
+F32 = np.dtype(np.float32)
+
+
+@contextlib.contextmanager
+def compiles():
+    """How many modules the block compiled or read from the persistent cache."""
+    with ember.count_events("eager_compile") as n, ember.count_events("disk_hit") as hits:
+        yield lambda: n() + hits()
+
+
+@pytest.mark.unit
+def test_a_dim_answers_only_what_holds_for_every_size():
+    a, b = Dim("s0"), Dim("s1")
+    assert a == Dim("s0") and a != b and hash(a) == hash(Dim("s0"))
+    assert a != 0 and a != 1 and a > 1 and a >= 1 and not a < 1 and not a <= 0
+    assert (a, 4) == (Dim("s0"), 4) and 0 not in (a, 4)
+    for ask in (lambda: a == 5, lambda: a > 3, lambda: a + 1, lambda: 2 * a, lambda: int(a),
+                lambda: ShapedArray((a, 4), F32).size, lambda: range(a)):
+        with pytest.raises(SymbolicDimError):
+            ask()
+
+
+@pytest.mark.unit
+def test_symbolic_dims_are_named_in_ember_ir_and_plain_upstream():
+    aval = ShapedArray((Dim("s0"), 4, Dim("s1")), F32)
+    assert aval.tensor_type() == 'tensor<?x4x?xf32, "s0,s1">'
+    assert aval.signless_tensor_type() == "tensor<?x4x?xf32>"
+    assert parse_tensor_type(aval.tensor_type()) == aval
+    assert aval.str_short() == "f32[s0,4,s1]"
+
+
+@pytest.mark.unit
+def test_patterns_keep_sizes_0_and_1_and_share_equal_sizes():
+    s0, s1 = Dim("s0"), Dim("s1")
+    got = polymorphic.generalize([ShapedArray((16, 8), F32), ShapedArray((8,), F32),
+                                  ShapedArray((1, 16, 0), F32)])
+    assert [a.shape for a in got] == [(s0, s1), (s1,), (1, s0, 0)]
+    assert polymorphic.generalize([ShapedArray((1, 0), F32), ShapedArray((), F32)]) is None
+
+
+# (name, the eager call, NumPy's) on a rows x cols matrix and a row. Not here: reshapes
+# (b[:, None] too), which need sizes, and compile per shape.
+CASES = [
+    ("exp", lambda a, b: jnp.exp(a), lambda a, b: np.exp(a)),
+    ("add a row", lambda a, b: a + b, lambda a, b: a + b),
+    ("times a scalar", lambda a, b: a * 2.5, lambda a, b: a * np.float32(2.5)),
+    ("maximum", lambda a, b: jnp.maximum(a, 0.0), lambda a, b: np.maximum(a, 0)),
+    ("where", lambda a, b: jnp.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
+    ("sum of rows", lambda a, b: jnp.sum(a, axis=0), lambda a, b: a.sum(0)),
+    ("max of columns", lambda a, b: jnp.max(a, axis=1, keepdims=False),
+     lambda a, b: a.max(1)),
+    ("transpose", lambda a, b: a.T, lambda a, b: a.T),
+    ("matmul", lambda a, b: a @ jnp.transpose(a), lambda a, b: a @ a.T),
+]
+
+
+def _operands(rows: int, cols: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((rows, cols)).astype(np.float32),
+            rng.standard_normal(cols).astype(np.float32))
+
+
+@pytest.fixture(scope="module")
+def warm():
+    """Every case compiled once, at one shape of its pattern."""
+    a, b = _operands(16, 8)
+    for _, fn, _ in CASES:
+        fn(jnp.asarray(a), jnp.asarray(b)).block_until_ready()
+
+
+@pytest.mark.usefixtures("warm")
+@given(rows=st.integers(2, 40), cols=st.integers(2, 12), seed=st.integers(0, 2**16))
+def test_new_shapes_compile_nothing_and_match_numpy(rows, cols, seed):
+    if rows == cols:  # a square one is another pattern (s0, s0)
+        rows += 1
+    a, b = _operands(rows, cols, seed)
+    x, y = jnp.asarray(a), jnp.asarray(b)
+    for name, fn, ref in CASES:
+        with compiles() as n:
+            got = fn(x, y)
+            got.block_until_ready()
+        assert n() == 0, f"{name} at {(rows, cols)} compiled"
+        assert got.shape == ref(a, b).shape, name
+        assert_close(np.asarray(got), ref(a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_a_trace_that_needs_a_size_compiles_per_shape_and_stays_right():
+    for n in (6, 9):
+        a = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+        with compiles() as c:
+            flat, mean = jnp.asarray(a).reshape(-1), jnp.mean(jnp.asarray(a), axis=0)
+        assert c() <= 2  # each at most once per shape: the pattern was tried once
+        np.testing.assert_array_equal(np.asarray(flat), a.reshape(-1))
+        assert_close(np.asarray(mean), a.mean(0))
+
+
+def test_eager_integer_indices_are_operands():
+    x = jnp.arange(50)
+    assert int(x[0]) == 0
+    with compiles() as n:
+        got = [int(x[i]) for i in range(1, 21)] + [int(x[-1]), int(x[-50])]
+    assert n() == 0
+    assert got == [*range(1, 21), 49, 0]
+    with pytest.raises(IndexError, match="index 50 is out of bounds for axis 0 with size 50"):
+        x[50]
+    m = np.arange(24, dtype=np.float32).reshape(4, 6)
+    em = jnp.asarray(m)
+    for i in range(4):
+        np.testing.assert_array_equal(np.asarray(em[i, 1:5:2]), m[i, 1:5:2])
+        np.testing.assert_array_equal(np.asarray(em[None, :, i]), m[None, :, i])
