@@ -17,6 +17,7 @@ from iree.compiler import rewrite
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import OpDef, Trait
+from ember.dialect.types import symbolic
 
 from .walk import body, functions, has_uses, producer
 
@@ -89,6 +90,8 @@ def fold_constants(op, rewriter) -> bool:
     if row.has(Trait.CONSTANT) or row.has(Trait.CONTROL_FLOW):
         return False
     result = eir.aval_of(op.results[0])
+    if symbolic(result.shape):  # a constant has a size (a splat broadcast stays one)
+        return False
     if result.size > FOLD_LIMIT:
         return _fold_splats(op, rewriter, row, params, result)
     values = [_constant_value(v) for v in op.operands]

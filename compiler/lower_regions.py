@@ -9,7 +9,7 @@ from iree.compiler import ir as mlir
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import Trait
-from ember.dialect.types import ShapedArray, kind
+from ember.dialect.types import Dim, ShapedArray, kind
 
 from .emitter import (
     Emitter,
@@ -273,21 +273,75 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
     block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
+    if _mistaken_for_a_contraction(block, members):
+        # IREE's data tiling takes a sum of f(a) * g(b) for a contraction, f and g unary ops
+        # its matcher skips as if they were casts, and drops them: (-a * b).sum(1) came out
+        # as (a * b).sum(1) (IREE 3.13). The product is computed by a dispatch of its own,
+        # behind a barrier IREE does not fuse across, and the sum reads it.
+        operand = root.operands[0]
+        product = _fused(em, block, members[:-1], operand, args, avals, eir.aval_of(operand))
+        hidden, aval = em.fresh(), eir.aval_of(operand)
+        em.emit(f"{hidden} = util.optimization_barrier {product} : {ttype(aval)}")
+        sizes = [em.size(d) for d in aval.shape if isinstance(d, Dim)]
+        if sizes:  # the barrier hides the sizes too: say them again
+            tied = em.fresh()
+            em.emit(f"{tied} = flow.tensor.tie_shape {hidden} : {ttype(aval)}"
+                    f"{{{', '.join(sizes)}}}")
+            hidden = tied
+        return _fused(em, block, [root], root.results[0], [hidden], [eir.aval_of(operand)],
+                      result, arguments=[operand])
+    return _fused(em, block, members, end.operands[0], args, avals, result)
+
+
+def _mistaken_for_a_contraction(block: mlir.Block, members: list) -> bool:
+    """Whether a fused sum's body is add(mul(f(x), g(y))) with x and y inputs and some f or
+    g a unary op other than a conversion (upstream's isContractionBody skips those)."""
+    root = members[-1]
+    if eir.opdef(root) is not ops.REDUCE_SUM:
+        return False
+    inside = {op.results[0]: op for op in members[:-1]}
+    unary = 0
+
+    def skip(value):
+        nonlocal unary
+        while value in inside and len(inside[value].operands) == 1 and \
+                eir.opdef(inside[value]) is not ops.BROADCAST_IN_DIM:
+            unary += eir.opdef(inside[value]) is not ops.CONVERT
+            value = inside[value].operands[0]
+        return value
+
+    product = inside.get(skip(root.operands[0]))
+    if product is None or eir.opdef(product) is not ops.MUL:
+        return False
+    reads = {*block.arguments, *(op.results[0] for op in members
+                                 if eir.opdef(op) is ops.BROADCAST_IN_DIM)}
+    return all(skip(v) in reads for v in product.operands) and unary > 0
+
+
+def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: list,
+           result: ShapedArray, arguments: list | None = None) -> str:
+    """The generic computing `out` from the fusion's `arguments` (its block arguments,
+    named `args`) through `members`, the last of which may be a reduction."""
+    arguments = list(block.arguments) if arguments is None else arguments
+    root = members[-1]
     root_row, root_avals, root_params = eir.read(root)
     reduce = root_row.has(Trait.REDUCTION)
     domain = root_avals[0].shape if reduce else eir.aval_of(root.results[0]).shape
     axes = tuple(root_params["axes"]) if reduce else ()
     order = [d for d in range(len(domain)) if d not in axes] + list(axes)  # parallel first
     inputs, reads = [], []  # generic inputs (name, aval, map); the region value each feeds
-    for i, arg in enumerate(block.arguments):
-        if any(eir.opdef(u.owner.operation) is not ops.BROADCAST_IN_DIM for u in arg.uses):
+    in_members = {op.results[0] for op in members}
+    for i, arg in enumerate(arguments):
+        if any(eir.opdef(u.owner.operation) is not ops.BROADCAST_IN_DIM and
+               (u.owner.operation.results[0] if len(u.owner.operation.results) else None)
+               in in_members for u in arg.uses):
             inputs.append((args[i], avals[i], affine_map(len(order), [
                 f"d{order.index(d)}" for d in range(len(domain))])))
             reads.append(arg)
     covered = set(range(len(order))) if inputs else set()  # loop dims some input reads
     for op in members:
         if eir.opdef(op) is ops.BROADCAST_IN_DIM:
-            i = list(block.arguments).index(op.operands[0])
+            i = arguments.index(op.operands[0])
             dims = eir.read(op)[2]["broadcast_dimensions"]
             read = [None if avals[i].shape[j] == 1 and domain[d] != 1 else order.index(d)
                     for j, d in enumerate(dims)]
@@ -302,16 +356,16 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
                        affine_map(len(order), [f"d{i}" for i in range(len(order))])))
         reads.append(None)
 
-    def body(bargs: list[str], out: str) -> str:
+    def body(bargs: list[str], _: str) -> str:
         scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs
         chain = [op for op in (members[:-1] if reduce else members)
                  if eir.opdef(op) is not ops.BROADCAST_IN_DIM]
         _scalar_chain(em, chain, scalars)
         if not reduce:
-            return scalars[end.operands[0]]
+            return scalars[out]
         res = eir.aval_of(root.results[0])
         template = root_row.scalar(kind(res.dtype), root_params)
-        return em.scalar_body(template, [scalars[root.operands[0]], out], etype(res),
+        return em.scalar_body(template, [scalars[root.operands[0]], _], etype(res),
                               etype(res))
 
     if reduce:

@@ -6,6 +6,7 @@ unsigned integers keep their `ui` spelling in ember IR and become signless only 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import ml_dtypes
@@ -135,6 +136,12 @@ def symbolic(shape: tuple) -> bool:
     return any(isinstance(d, Dim) for d in shape)
 
 
+def at_sizes(aval: ShapedArray, sizes: dict[Dim, int]) -> ShapedArray:
+    """`aval` with its symbolic dims at the given sizes."""
+    return ShapedArray(tuple(sizes[d] if isinstance(d, Dim) else d for d in aval.shape),
+                       aval.dtype, aval.weak_type)
+
+
 @dataclass(frozen=True, slots=True)
 class ShapedArray:
     """The abstract value of an array: its shape, dtype and whether its type is weak."""
@@ -216,10 +223,19 @@ def parse_short(text: str) -> ShapedArray:
         raise ValueError(f"an array type is written like f32[3,4] or i32[] with a dtype in "
                          f"{', '.join(_SHORT)}; got {text!r}")
     body = dims[:-1].replace(" ", "")
-    try:
-        shape = tuple(int(d) for d in body.split(",")) if body else ()
-    except ValueError:
-        raise ValueError(f"array dimensions must be integers, got {text!r}") from None
-    if any(d < 0 for d in shape):
-        raise ValueError(f"array dimensions must not be negative, got {text!r}")
-    return ShapedArray(shape, _SHORT[name])
+    shape: list[int | Dim] = []
+    for d in body.split(",") if body else ():
+        if d == "?" or d.isidentifier():  # a symbolic dim: each `?` is a dim of its own
+            shape.append(Dim(d if d != "?" else f"_{next(_UNNAMED)}"))
+            continue
+        try:
+            shape.append(int(d))
+        except ValueError:
+            raise ValueError(f"array dimensions must be integers, `?` or names of symbolic "
+                             f"dims, got {text!r}") from None
+        if shape[-1] < 0:
+            raise ValueError(f"array dimensions must not be negative, got {text!r}")
+    return ShapedArray(tuple(shape), _SHORT[name])
+
+
+_UNNAMED = itertools.count()

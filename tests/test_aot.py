@@ -39,7 +39,8 @@ def _run_module(vmfb: Path, function: str, *inputs: str) -> str:
 def _values(output: str) -> np.ndarray:
     """The numbers of iree-run-module's first result line (`4xf32=1 2 3`)."""
     line = next(ln for ln in output.splitlines() if "=" in ln and "hal" not in ln)
-    return np.array(line.split("=", 1)[1].split(), np.float32)
+    return np.array(line.split("=", 1)[1].replace("[", " ").replace("]", " ").split(),
+                    np.float32)
 
 
 def _ember_compile(*args: str) -> subprocess.CompletedProcess:
@@ -57,6 +58,24 @@ def test_ember_compile_runs_with_iree_run_module(tmp_path):
         np.arange(1, 5, dtype=np.float32), np.int32(2), n=3)
     assert_close(got.reshape(()), expected)
     assert got.tolist() == [300.0]  # 3 * (1+2+3+4)**2
+
+
+def test_a_symbolic_dim_runs_at_every_size(tmp_path):
+    """`--arg f32[?,3]`: one vmfb for every row count, in iree-run-module and ember.load."""
+    out = tmp_path / "selu.vmfb"
+    done = _ember_compile(f"{MODEL}:selu", "--arg", "f32[?,3]", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    loaded = ember.load(out)
+    assert loaded.signature() == "(f32[_0,3]) -> (f32[_0,3])"
+    for rows in (2, 5):
+        x = np.linspace(-2, 2, rows * 3, dtype=np.float32).reshape(rows, 3)
+        expected = np.asarray(ember.jit(selu)(x))
+        values = ",".join(f"{v:.6f}" for v in x.ravel())
+        got = _values(_run_module(out, "selu", f"{rows}x3xf32={values}"))
+        assert_close(got.reshape(rows, 3), expected, rtol=1e-5, atol=1e-5)
+        assert_close(np.asarray(loaded(x)), expected)
+    with pytest.raises(TypeError, match=r"requires argument 0 to be f32\[.*,3\]"):
+        loaded(np.ones((2, 4), np.float32))
 
 
 @pytest.fixture(scope="module")

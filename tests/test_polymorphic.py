@@ -124,3 +124,72 @@ def test_eager_integer_indices_are_operands():
     for i in range(4):
         np.testing.assert_array_equal(np.asarray(em[i, 1:5:2]), m[i, 1:5:2])
         np.testing.assert_array_equal(np.asarray(em[None, :, i]), m[None, :, i])
+
+
+# -- ember.jit(f, dynamic_dims=...) -------------------------------------------------------
+
+def mlp(x, w1, w2):
+    h = jnp.maximum(x @ w1, 0.0)
+    logits = h @ w2
+    e = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
+    return e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+def _np_mlp(x, w1, w2):
+    logits = np.maximum(x @ w1, 0) @ w2
+    e = np.exp(logits - logits.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@contextlib.contextmanager
+def jit_compiles():
+    with ember.count_events("compile") as n, ember.count_events("disk_hit") as hits:
+        yield lambda: n() + hits()
+
+
+def test_dynamic_dims_compile_once_for_every_batch_size():
+    rng = np.random.default_rng(1)
+    w1, w2 = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((12, 8), (8, 5)))
+    f = ember.jit(mlp, dynamic_dims={"x": {0: "batch"}})
+    with jit_compiles() as n:
+        for batch in range(1, 34):
+            x = rng.standard_normal((batch, 12)).astype(np.float32)
+            got = f(x, w1, w2)
+            assert got.shape == (batch, 5)
+            assert_close(np.asarray(got), _np_mlp(x, w1, w2), rtol=1e-5, atol=1e-6)
+    assert n() == 2  # batch 1 (squeezes and broadcasts differ at 1) and every other batch
+    with jit_compiles() as n:
+        f(rng.standard_normal((7, 12)).astype(np.float32), w1, w2)
+        f(rng.standard_normal((7, 13)).astype(np.float32),
+          rng.standard_normal((13, 8)).astype(np.float32), w2)  # another static shape
+    assert n() == 1
+
+
+@given(rows=st.integers(2, 64), cols=st.integers(2, 9), seed=st.integers(0, 2**16))
+def test_dynamic_dims_match_numpy(rows, cols, seed):
+    a, b = _operands(rows, cols, seed)
+    got = _DYNAMIC(a, b)
+    expected = (np.tanh(a) * b).sum(axis=1) - a.max(axis=1) + (a @ b)
+    assert got.shape == (rows,)
+    assert_close(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
+
+
+_DYNAMIC = ember.jit(lambda a, b: (jnp.tanh(a) * b).sum(axis=1) - a.max(axis=1) + a @ b,
+                     dynamic_dims={"a": {0: "rows", 1: "cols"}, "b": {0: "cols"}})
+
+
+def test_dynamic_dims_errors_name_the_dim_and_the_fix():
+    f = ember.jit(lambda x, y: x + y, dynamic_dims={"x": {0: "n"}, "y": {0: "n"}})
+    with pytest.raises(ember.errors.DynamicDimError,
+                       match="dynamic dim 'n' is 4 at x but 5 at y; arguments that share"):
+        f(np.ones(4, np.float32), np.ones(5, np.float32))
+    flat = ember.jit(lambda x: x.reshape(-1), dynamic_dims={"x": {0: "n"}})
+    with pytest.raises(ember.errors.DynamicDimError,
+                       match="the function needs symbolic dimension n.*leave that dim out"):
+        flat(np.ones((4, 3), np.float32))
+    with pytest.raises(ember.errors.DynamicDimError, match=r"names \['z'\], which are not"):
+        ember.jit(lambda x: x, dynamic_dims={"z": {0: "n"}})(np.ones(3, np.float32))
+    with pytest.raises(ember.errors.DynamicDimError, match="axis 2 of x, which has rank 1"):
+        ember.jit(lambda x: x, dynamic_dims={"x": {2: "n"}})(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="requires dynamic_dims to map argument names"):
+        ember.jit(lambda x: x, dynamic_dims={"x": [0]})

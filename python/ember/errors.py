@@ -25,6 +25,11 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     """`int(x)`, `range(x)` or `x.__index__()` on a traced value."""
 
 
+class DynamicDimError(ValueError):
+    """A function jitted with `dynamic_dims` needs what a symbolic dim does not give (its
+    size), or its arguments disagree on a dim's size."""
+
+
 class NonConcreteBooleanIndexError(IndexError):
     """A boolean mask computed under jit used as an index: the result's shape would depend
     on the mask's values."""

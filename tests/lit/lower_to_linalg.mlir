@@ -57,6 +57,39 @@ func.func @symbolic(%x: tensor<?x4xf32, "s0">, %y: tensor<4xf32>) -> tensor<?x4x
   return %1 : tensor<?x4xf32, "s0">
 }
 
+// A fused sum of f(a) * b, f unary, would be taken by IREE's data tiling for a contraction
+// that drops f: the product gets a dispatch of its own behind a barrier. Must not fire for
+// a plain sum of products (a genuine contraction IREE computes right).
+// CHECK-LABEL: func.func @unary_times_input_summed
+// CHECK: arith.negf
+// CHECK-NEXT: arith.mulf
+// CHECK: util.optimization_barrier
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK-LABEL: func.func @product_summed
+// CHECK-NOT: util.optimization_barrier
+// CHECK: return
+func.func @unary_times_input_summed(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf32> {
+  %0 = "ember.fusion"(%a, %b) ({
+  ^bb0(%x: tensor<3x4xf32>, %y: tensor<4xf32>):
+    %1 = "ember.neg"(%x) : (tensor<3x4xf32>) -> tensor<3x4xf32>
+    %2 = "ember.broadcast_in_dim"(%y) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4xf32>
+    %3 = "ember.mul"(%1, %2) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %4 = "ember.reduce_sum"(%3) {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>
+    "ember.yield"(%4) : (tensor<3xf32>) -> ()
+  }) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+func.func @product_summed(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf32> {
+  %0 = "ember.fusion"(%a, %b) ({
+  ^bb0(%x: tensor<3x4xf32>, %y: tensor<4xf32>):
+    %2 = "ember.broadcast_in_dim"(%y) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4xf32>
+    %3 = "ember.mul"(%x, %2) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %4 = "ember.reduce_sum"(%3) {axes = array<i64: 1>} : (tensor<3x4xf32>) -> tensor<3xf32>
+    "ember.yield"(%4) : (tensor<3xf32>) -> ()
+  }) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
 // Must not fire: functions with no ember ops come out unchanged.
 // CHECK-LABEL: func.func @upstream_only
 // CHECK-NEXT: %[[R:.*]] = arith.addf

@@ -19,7 +19,7 @@ import optree
 
 from ember import tree_util
 from ember.compiler import iree_driver
-from ember.dialect.types import ShapedArray, parse_short
+from ember.dialect.types import Dim, ShapedArray, at_sizes, parse_short
 from ember.runtime import Array, Executable, put
 from ember.runtime import device as _device
 from ember.runtime import get as get_device
@@ -130,6 +130,7 @@ class Loaded:
         self._parallel = compiled_parallel(module.lookup_function(entry_name(module)))
         self._cpu = (str(meta.get("cpu", "")), frozenset(meta.get("cpu_features", ())))
         self._executable: Executable | None = None
+        self._at_sizes: dict[tuple, Executable] = {}
 
     def signature(self) -> str:
         return signature(self.in_avals, self.out_avals)
@@ -153,23 +154,37 @@ class Loaded:
         if len(leaves) != len(self.in_avals):
             raise TypeError(f"{self.name} requires {len(self.in_avals)} arrays "
                             f"{self.signature()}, got {len(leaves)}")
-        executable = self.executable
-        arrays = [self._check(i, x, aval, executable) for i, (x, aval)
+        executable, sizes = self.executable, {}
+        arrays = [self._check(i, x, aval, executable, sizes) for i, (x, aval)
                   in enumerate(zip(leaves, self.in_avals, strict=True))]
+        if sizes:  # symbolic dims (ember-compile --arg f32[?,784]): results at these sizes
+            at = tuple(sizes.items())
+            if at not in self._at_sizes:
+                self._at_sizes[at] = executable.specialized(
+                    [at_sizes(a, sizes) for a in self.out_avals])
+            executable = self._at_sizes[at]
         outs = executable(arrays)
         if self._out_tree is None:
             return outs[0] if len(outs) == 1 else tuple(outs)
         return optree.tree_unflatten(self._out_tree, outs)
 
-    def _check(self, i: int, x: Any, aval: ShapedArray, executable: Executable) -> Array:
-        shape, dtype = np.shape(x), getattr(x, "dtype", None) or np.result_type(x)
-        if tuple(shape) != aval.shape or np.dtype(dtype) != aval.dtype:
-            got = ShapedArray(tuple(shape), np.dtype(dtype)).str_short()
+    def _check(self, i: int, x: Any, aval: ShapedArray, executable: Executable,
+               sizes: dict[Dim, int]) -> Array:
+        """`x` as argument i; the sizes of its symbolic dims go into `sizes`, which must
+        agree with those of earlier arguments."""
+        shape, dtype = tuple(np.shape(x)), getattr(x, "dtype", None) or np.result_type(x)
+        fits = len(shape) == aval.ndim and all(
+            sizes.setdefault(want, n) == n if isinstance(want, Dim) else want == n
+            for want, n in zip(aval.shape, shape, strict=False))
+        if not fits or np.dtype(dtype) != aval.dtype:
+            got = ShapedArray(shape, np.dtype(dtype)).str_short()
             raise TypeError(f"{self.name} requires argument {i} to be {aval.str_short()} (its "
-                            f"saved signature is {self.signature()}), got {got}")
+                            f"saved signature is {self.signature()}; a named dim has one size "
+                            f"in every argument), got {got}")
         if type(x) is Array and x.device == executable.device:
             return x
-        return put(np.asarray(x), aval, executable.device)
+        return put(np.asarray(x), ShapedArray(shape, aval.dtype, aval.weak_type),
+                   executable.device)
 
 
 def _check_declaration(source: str, reflection: dict[str, str],

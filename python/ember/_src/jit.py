@@ -10,7 +10,7 @@ import inspect
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,7 @@ class JitFunction:
 
     def __init__(self, fun: Callable, static_argnums=None, static_argnames=None,
                  donate_argnums=None, donate_argnames=None, device: str | None = None,
+                 dynamic_dims: Mapping[str, Mapping[int, str]] | None = None,
                  eager: bool = False):
         if not callable(fun):
             raise TypeError(f"jit requires a callable, got {fun!r}")
@@ -68,12 +69,15 @@ class JitFunction:
             except ValueError as e:
                 raise ValueError(f"jit of {_fun_name(fun)}: device {e}") from None
         self.device = device
+        self.dynamic_dims = _dynamic_dims(_fun_name(fun), dynamic_dims)
         # ember.numpy's eager calls run through jit too; they count as eager_trace/_compile
         # and are not explained as cache misses.
         self._eager = eager
         self._events = ("eager_trace", "eager_compile") if eager else ("trace", "compile")
         self._cache = _cache_for(fun, (self.static_argnums, self.static_argnames,
-                                       self.donate_argnums, self.donate_argnames, device))
+                                       self.donate_argnums, self.donate_argnames, device,
+                                       tuple((k, tuple(v.items()))
+                                             for k, v in self.dynamic_dims.items())))
         # Calls with only positional arrays can skip pytree flattening (no statics to split,
         # no donations to honor).
         self._flat_ok = not (self.static_argnums or self.static_argnames or
@@ -135,11 +139,7 @@ class JitFunction:
         try:
             if not self._eager and config.read("ember_explain_cache_misses"):
                 self._explain_miss(key, args, kwargs)
-            if self._eager:  # ember.numpy's eager calls: one kernel per pattern of shapes
-                compiled = polymorphic.compile_for(
-                    key, lambda k: self._trace(k, args, kwargs, hoist=True), self._cache)
-            else:
-                compiled = self._trace(key, args, kwargs, hoist=True).lower().compile()
+            compiled = self._compile(key, args, kwargs)
             self._cache[key] = compiled
             pending.result = compiled
         except BaseException as e:
@@ -151,6 +151,21 @@ class JitFunction:
             pending.done.set()
         compiled.warn_unusable_donations()
         return compiled
+
+    def _compile(self, key: CacheKey, args: tuple, kwargs: dict) -> Compiled:
+        def trace(k: CacheKey) -> Traced:
+            return self._trace(k, args, kwargs, hoist=True)
+
+        if self._eager:  # ember.numpy's eager calls: one kernel per pattern of shapes
+            return polymorphic.compile_for(key, trace, self._cache)
+        if self.dynamic_dims:
+            pattern = polymorphic.named(_fun_name(self.fun), key.in_avals,
+                                        self._leaf_paths(*self._split(args, kwargs)[:2]),
+                                        self.dynamic_dims)
+            if pattern is not None:
+                return polymorphic.compile_for(key, trace, self._cache, pattern=pattern,
+                                               fun=_fun_name(self.fun))
+        return trace(key).lower().compile()
 
     def _explain_miss(self, key: CacheKey, args: tuple, kwargs: dict) -> None:
         dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
@@ -309,6 +324,20 @@ def _signature(fun: Callable) -> inspect.Signature | None:
         return None
 
 
+def _dynamic_dims(fun: str, dims: Any) -> dict[str, dict[int, str]]:
+    """`{"x": {0: "batch"}}`: argument (leaf path) -> axis -> dim name, checked."""
+    if not dims:
+        return {}
+    ok = isinstance(dims, Mapping) and all(
+        isinstance(path, str) and isinstance(axes, Mapping) and all(
+            isinstance(a, int) and not isinstance(a, bool) and isinstance(n, str)
+            and n.isidentifier() for a, n in axes.items()) for path, axes in dims.items())
+    if not ok:
+        raise TypeError(f"jit of {fun} requires dynamic_dims to map argument names to "
+                        f"{{axis: dim name}} (e.g. {{'x': {{0: 'batch'}}}}), got {dims!r}")
+    return {path: dict(axes) for path, axes in dims.items()}
+
+
 def _as_tuple(x: Any) -> tuple:
     if x is None:
         return ()
@@ -398,11 +427,17 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
 
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
-        donate_argnums=None, donate_argnames=None, device: str | None = None) -> Any:
-    """Compile `fun` with Ember. Without `fun`, returns a decorator (the factory form)."""
+        donate_argnums=None, donate_argnames=None, device: str | None = None,
+        dynamic_dims: Mapping[str, Mapping[int, str]] | None = None) -> Any:
+    """Compile `fun` with Ember. Without `fun`, returns a decorator (the factory form).
+
+    `dynamic_dims` (beyond JAX's jit): `{"x": {0: "batch"}}` compiles one module for every
+    size of those dims (2 and up; sizes 0 and 1 compile their own), keyed on the rest of
+    the shapes. Arguments are named as in cache-miss explanations (`x`, `params['w']`);
+    dims that share a name must agree at each call."""
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, donate_argnames=donate_argnames,
-                   device=device)
+                   device=device, dynamic_dims=dynamic_dims)
     if fun is None:
         return lambda f: JitFunction(f, **options)
     return JitFunction(fun, **options)

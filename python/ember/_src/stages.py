@@ -19,7 +19,7 @@ import numpy as np
 import optree
 
 from ember.compiler import loops, pipeline
-from ember.dialect.types import RefAval, ShapedArray
+from ember.dialect.types import Dim, RefAval, ShapedArray, SymbolicDimError
 from ember.runtime import Array, Executable, put
 from ember.runtime.executable import runs_in_parallel, wait_for_readers
 
@@ -34,8 +34,8 @@ class ShapeDtypeStruct:
     __slots__ = ("aval",)
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False):
-        self.aval = ShapedArray(tuple(int(d) for d in shape), dtypes.canonicalize(dtype),
-                                weak_type)
+        self.aval = ShapedArray(tuple(d if isinstance(d, Dim) else int(d) for d in shape),
+                                dtypes.canonicalize(dtype), weak_type)
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -81,8 +81,11 @@ class Traced:
         shape-polymorphic kernel's avals have no size to decide it by)."""
         export = self.name.removeprefix("jit_")
         if parallel is None:
-            parallel = runs_in_parallel(self.module_in_avals, self.out_avals,
-                                        loops.trip_work(self.module.operation))
+            try:
+                parallel = runs_in_parallel(self.module_in_avals, self.out_avals,
+                                            loops.trip_work(self.module.operation))
+            except SymbolicDimError:  # sizes known only at run time (ahead-of-time code)
+                parallel = True
         placement = compilation.place(self.key.device, parallel)
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
                       self.out_tree, self.out_avals)
@@ -173,7 +176,7 @@ class Compiled:
         new = copy.copy(self)
         new.__dict__.pop("_call", None)  # bound to this one's executable after a first call
         new.cache_key, new._out_avals = key, tuple(out_avals)
-        new._executable = self.executable.specialized(new._out_avals)
+        new._executable = self.executable.specialized(new._out_avals + new._ref_avals)
         return new
 
     def _call(self, args: Sequence[Array]) -> list[Array]:
