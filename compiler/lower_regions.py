@@ -294,11 +294,13 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
 
 
 def _mistaken_for_a_contraction(block: mlir.Block, members: list) -> bool:
-    """Whether a fused sum's body is add(mul(f(x), g(y))) with x and y inputs and some f or
-    g a unary op other than a conversion (upstream's isContractionBody skips those)."""
+    """Whether a fused sum's body is add(mul(f(x), g(y))) with x and y inputs that both read
+    a summed axis (a contraction's) and some f or g a unary op other than a conversion
+    (upstream's isContractionBody skips those)."""
     root = members[-1]
     if eir.opdef(root) is not ops.REDUCE_SUM:
         return False
+    summed = set(eir.read(root)[2]["axes"])
     inside = {op.results[0]: op for op in members[:-1]}
     unary = 0
 
@@ -313,9 +315,14 @@ def _mistaken_for_a_contraction(block: mlir.Block, members: list) -> bool:
     product = inside.get(skip(root.operands[0]))
     if product is None or eir.opdef(product) is not ops.MUL:
         return False
-    reads = {*block.arguments, *(op.results[0] for op in members
-                                 if eir.opdef(op) is ops.BROADCAST_IN_DIM)}
-    return all(skip(v) in reads for v in product.operands) and unary > 0
+    domain = eir.aval_of(root.operands[0]).shape
+    reads = {arg: True for arg in block.arguments}  # an input read whole
+    for op in members:
+        if eir.opdef(op) is ops.BROADCAST_IN_DIM:  # reads the dims its operand has
+            x, dims = eir.aval_of(op.operands[0]), eir.read(op)[2]["broadcast_dimensions"]
+            reads[op.results[0]] = any(d in summed and x.shape[j] == domain[d]
+                                       for j, d in enumerate(dims))
+    return all(reads.get(skip(v), False) for v in product.operands) and unary > 0
 
 
 def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: list,

@@ -108,6 +108,16 @@ def lower_iota(em, op, args, avals, params, result) -> str:
                       iterators(result.ndim), body)
 
 
+def lower_dimension_size(em, op, args, avals, params, result) -> str:
+    """Read off the tensor (no data is read; a static size folds to a constant)."""
+    index, size, value, out = em.fresh("c"), em.fresh("n"), em.fresh("i"), em.fresh()
+    em.emit(f"{index} = arith.constant {params['dimension']} : index")
+    em.emit(f"{size} = tensor.dim {args[0]}, {index} : {ttype(avals[0])}")
+    em.emit(f"{value} = arith.index_cast {size} : index to {etype(result)}")
+    em.emit(f"{out} = tensor.from_elements {value} : {ttype(result)}")
+    return out
+
+
 def lower_broadcast_in_dim(em, op, args, avals, params, result) -> str:
     (x,) = avals
     exprs = [("0" if x.shape[i] == 1 and result.shape[d] != 1 else f"d{d}")
@@ -213,6 +223,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.ELEMENTWISE_FOR: lower_elementwise_for,
     ops.CONSTANT: lower_constant,
     ops.IOTA: lower_iota,
+    ops.DIMENSION_SIZE: lower_dimension_size,
     ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,
     ops.RESHAPE: lower_reshape,
     ops.TRANSPOSE: lower_transpose,

@@ -65,6 +65,12 @@ def _reshape(b, n, xs, batched, p):
     return [_e(b, ops.RESHAPE, xs[0], shape=(n, *p["shape"]))]
 
 
+def _dimension_size(b, n, xs, batched, p):
+    size = _e(b, ops.DIMENSION_SIZE, xs[0], dimension=int(p["dimension"]) + 1,
+              dtype=p["dtype"])
+    return [batch(b, n, size, False)]  # the same for every element of the batch
+
+
 def _transpose(b, n, xs, batched, p):
     return [_e(b, ops.TRANSPOSE, xs[0], permutation=(0, *_shifted("permutation")(p)))]
 
@@ -200,6 +206,7 @@ RULES.update({
     ops.BROADCAST_IN_DIM: _broadcast_in_dim,
     ops.RESHAPE: _reshape,
     ops.TRANSPOSE: _transpose,
+    ops.DIMENSION_SIZE: _dimension_size,
     ops.REV: _unary_axes(ops.REV, "dimensions"),
     ops.REDUCE_SUM: _unary_axes(ops.REDUCE_SUM, "axes"),
     ops.REDUCE_MAX: _unary_axes(ops.REDUCE_MAX, "axes"),

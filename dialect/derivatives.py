@@ -352,7 +352,7 @@ VJP.update({
 ZERO: frozenset[OpDef] = frozenset({
     ops.SIGN, ops.FLOOR, ops.CEIL, ops.ROUND, ops.TRUNC, ops.COMPARE, ops.AND, ops.OR,
     ops.NOT, ops.XOR, ops.IS_FINITE, ops.SHIFT_LEFT, ops.SHIFT_RIGHT, ops.BITCAST_CONVERT,
-    ops.CONSTANT, ops.IOTA, ops.STOP_GRADIENT,
+    ops.CONSTANT, ops.IOTA, ops.STOP_GRADIENT, ops.DIMENSION_SIZE,
 })
 
 NOT_YET: dict[OpDef, str] = {

@@ -188,6 +188,14 @@ irdl.dialect @ember {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"dimension" = %a0}
   }
+  irdl.operation @dimension_size {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+    %a0 = irdl.base "#builtin.integer"
+    irdl.attributes {"dimension" = %a0}
+  }
   irdl.operation @broadcast_in_dim {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

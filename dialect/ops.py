@@ -392,6 +392,20 @@ def _iota() -> OpDef:
                  doc="Indices along one dimension (arange).")
 
 
+def _dimension_size() -> OpDef:
+    def infer(x: ShapedArray, *, dimension: int, dtype) -> ShapedArray:
+        check_axes("ember.dimension_size", (dimension,), x.ndim)
+        return ShapedArray((), np.dtype(dtype))
+
+    def reference(x, *, dimension, dtype):
+        return np.asarray(x.shape[dimension], dtype)
+
+    return OpDef("ember.dimension_size", ("operand",), infer, reference, frozenset({Trait.PURE}),
+                 {"dimension": Attr.I64}, type_params=("dtype",),
+                 doc="The size of one dimension, as a 0-d integer array: how a function "
+                     "compiled for symbolic dims (shape-polymorphic kernels) reads one.")
+
+
 def _broadcast_in_dim() -> OpDef:
     name = "ember.broadcast_in_dim"
 
@@ -576,6 +590,7 @@ STOP_GRADIENT = elementwise("stop_gradient", 1, {"f": "{r} = {0}", "i": "{r} = {
                             doc="The operand; no derivative flows through it.")
 CONSTANT = _constant()
 IOTA = _iota()
+DIMENSION_SIZE = _dimension_size()
 BROADCAST_IN_DIM = _broadcast_in_dim()
 RESHAPE = _reshape()
 TRANSPOSE = _transpose()
@@ -663,7 +678,8 @@ OPS: dict[str, OpDef] = {
         ADD, SUB, MUL, DIV, POW, MAX,
         MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
         TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, BITCAST_CONVERT, STOP_GRADIENT,
-        CONSTANT, IOTA, BROADCAST_IN_DIM, RESHAPE, TRANSPOSE, REDUCE_SUM, REDUCE_MAX, REDUCE_MIN,
+        CONSTANT, IOTA, DIMENSION_SIZE, BROADCAST_IN_DIM, RESHAPE, TRANSPOSE, REDUCE_SUM,
+        REDUCE_MAX, REDUCE_MIN,
         DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
         WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, AFTER, DEBUG_PRINT, REF_GET, REF_SET,

@@ -100,6 +100,15 @@ class Array:
         """The same values in a buffer of their own."""
         return put(self._to_numpy(), self.aval, self.device)
 
+    def _viewed_as(self, aval: ShapedArray) -> Array:
+        """The same buffer seen at another shape of as many elements (a row-major
+        reshape). It shares this array's memory: only for a call to read it, never to
+        hand to the user (a donation of either would change the other)."""
+        self._check_valid()
+        view = rt.HalBufferView(self._buffer.get_buffer(), list(aval.shape),
+                                self._buffer.element_type)
+        return Array(aval, view, self.device, self._fence, self._producer)
+
     def _donate(self, why: str) -> Array:
         """Hand the buffer over to a call that writes into it; this array is invalid from
         now on. A buffer NumPy still views (`np.asarray(a)` is a view) is copied first: the

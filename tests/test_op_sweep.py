@@ -255,6 +255,14 @@ def after_case(draw):
 
 
 @st.composite
+def dimension_size_case(draw):
+    shape = draw(st.sampled_from([(5,), (2, 3), (4, 1, 6)]))
+    return [draw(values(DTYPES["f"], shape))], {
+        "dimension": draw(st.integers(0, len(shape) - 1)),
+        "dtype": DTYPES[draw(st.sampled_from("iu"))]}
+
+
+@st.composite
 def copy_case(draw):
     shape = draw(st.sampled_from([(), (5,), (2, 3)]))
     return [draw(values(DTYPES[draw(st.sampled_from("fiub"))], shape))], {}
@@ -266,7 +274,8 @@ def case_for(op):
                O.DYNAMIC_SLICE: dynamic_slice_case,
                O.DYNAMIC_UPDATE_SLICE: dynamic_update_slice_case,
                O.RESHAPE: reshape_case, O.TRANSPOSE: transpose_case,
-               O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case, O.CONSTANT: constant_case,
+               O.DOT_GENERAL: dot_general_case, O.IOTA: iota_case,
+               O.DIMENSION_SIZE: dimension_size_case, O.CONSTANT: constant_case,
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
                O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
                O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ember.dialect import ops
-from ember.dialect.types import kind
+from ember.dialect.types import Dim, kind, symbolic
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer
@@ -47,6 +47,18 @@ def _keep(x: Any, reduced: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return reshape(reduced, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
 
 
+def _count(a: Any, axes: tuple[int, ...], dtype: np.dtype) -> Any:
+    """How many elements `axes` of `a` hold, as a 0-d `dtype` array; from the dims
+    themselves when some are symbolic (a shape-polymorphic kernel's trace: `types.Dim`)."""
+    static = math.prod(a.shape[i] for i in axes if not isinstance(a.shape[i], Dim))
+    count = constant(np.asarray(static, dtype))
+    for i in axes:
+        if isinstance(a.shape[i], Dim):
+            size = bind(ops.DIMENSION_SIZE, a, dimension=i, dtype=_dt.default_int())
+            count = multiply(count, _to(size, dtype))
+    return count
+
+
 def _sum_dtype(dtype: np.dtype) -> np.dtype:
     k = kind(dtype)
     if k in "bi" and dtype.itemsize < _dt.default_int().itemsize:
@@ -75,7 +87,7 @@ def _extremum(name: str, op):
                              f"{a.shape} with axis={axis}")
         return _keep(a, bind(op, a, axes=axes), axes, keepdims)
 
-    reduce.__name__ = name
+    reduce.__name__ = reduce.__qualname__ = name
     return _eager_with_statics(reduce)
 
 
@@ -88,10 +100,12 @@ amax, amin = max, min
 def mean(a, axis=None, dtype=None, keepdims: bool = False):
     a = asarray(a)
     axes = _axes("mean", axis, a.ndim)
-    count = math.prod(a.shape[i] for i in axes)
     target = _dt.canonicalize(dtype) if dtype is not None else (
         a.dtype if kind(a.dtype) == "f" else _dt.default_float())
     total = sum(astype(a, target), axis=axes, keepdims=keepdims)
+    if symbolic(a.shape):  # no symbolic dim is 0
+        return true_divide(total, _count(a, axes, target))
+    count = math.prod(a.shape[i] for i in axes)
     return true_divide(total, np.asarray(count, target) if count else np.asarray(np.nan, target))
 
 
@@ -104,8 +118,11 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
     a = asarray(a)
     axes = _axes("var", axis, a.ndim)
     centered = subtract(a, mean(a, axis=axes, dtype=dtype, keepdims=True))
-    count = math.prod(a.shape[i] for i in axes) - ddof
     squares = sum(multiply(centered, centered), axis=axes, keepdims=keepdims)
+    if symbolic(a.shape):
+        count = subtract(_count(a, axes, squares.dtype), ddof)
+        return true_divide(squares, _where_values(count > 0, count, np.nan))
+    count = math.prod(a.shape[i] for i in axes) - ddof
     return true_divide(squares, np.asarray(count if count > 0 else np.nan, squares.dtype))
 
 
@@ -230,7 +247,8 @@ def _arg_extremum(name: str, extremum):
         hit = _uf.equal(x, best)
         if kind(x.dtype) == "f":
             hit = where(_uf.isnan(best), _uf.isnan(x), hit)
-        index = where(hit, _iota(x.shape, ax), x.shape[ax])
+        past_the_end = _count(x, (ax,), _dt.default_int()) if symbolic(x.shape) else x.shape[ax]
+        index = where(hit, _iota(x.shape, ax), past_the_end)
         out = bind(ops.REDUCE_MIN, index, axes=(ax,))
         if not keepdims:
             return out
@@ -238,7 +256,7 @@ def _arg_extremum(name: str, extremum):
             return reshape(out, (1,) * asarray(a).ndim)
         return reshape(out, tuple(1 if i == ax else d for i, d in enumerate(x.shape)))
 
-    reduce.__name__ = name
+    reduce.__name__ = reduce.__qualname__ = name
     return _eager_with_statics(reduce)
 
 
@@ -270,7 +288,7 @@ def _cumulative(name: str, combiner: str):
             return _to(scanned, np.dtype(np.bool_))
         return bind(ops.CUMULATIVE, x, axis=ax, combiner=combiner)
 
-    run.__name__ = name
+    run.__name__ = run.__qualname__ = name
     return _eager_with_statics(run)
 
 
@@ -295,7 +313,7 @@ def _cumulative_api(name: str, scan: Any, promote: bool):
                           0 if name == "cumulative_sum" else 1, out.dtype)
         return _sh.concatenate([constant(initial), out], axis=ax)
 
-    run.__name__ = name
+    run.__name__ = run.__qualname__ = name
     return _eager_with_statics(run)
 
 
@@ -410,7 +428,7 @@ def _nan_extremum(name: str, reduce, fill: float):
         all_nan = all(_uf.isnan(a), axis=axis, keepdims=keepdims)
         return where(all_nan, np.nan, out)
 
-    run.__name__ = name
+    run.__name__ = run.__qualname__ = name
     return _eager_with_statics(run)
 
 

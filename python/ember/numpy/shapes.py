@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from ember.dialect import ops
-from ember.dialect.types import Dim, kind, symbolic
+from ember.dialect.types import Dim, ShapedArray, kind, symbolic
+from ember.runtime import Array
 
 from .._src import dtypes as _dt
+from .._src.core import current_trace
 from .._src.dispatch import bind
 from . import _base
 from . import creation as _cr
@@ -44,7 +46,14 @@ def reshape(a, shape, order: str = "C"):
     if math.prod(shape) != a.size:
         raise ValueError(f"cannot reshape array of size {a.size} (shape {a.shape}) into shape "
                          f"{shape}")
-    return a if shape == a.shape else bind(ops.RESHAPE, a, shape=shape)
+    if shape == a.shape:
+        return a
+    if isinstance(a, Array) and current_trace() is None:
+        # eager: the same bytes, copied by one kernel for any shape
+        flat = ShapedArray((a.size,), a.dtype, a.weak_type)
+        copied = bind(ops.COPY, a._viewed_as(flat))
+        return copied._viewed_as(ShapedArray(shape, a.dtype, a.weak_type))
+    return bind(ops.RESHAPE, a, shape=shape)
 
 
 def transpose(a, axes: Sequence[int] | None = None):
