@@ -158,7 +158,53 @@ def dynamic_batch() -> None:
     print(f"\ndynamic_dims / static at batch 64: {times['dynamic_dims'] / times['static']:.2f}\n")
 
 
+IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation",
+               "flow", "stream", "executable-sources", "executable-targets")
+
+
+def _breakdown_round(i: int) -> dict[str, float]:
+    from ember.compiler import iree_driver
+    from ember.runtime import Executable
+    from ember.runtime import get as get_device
+
+    times: dict[str, float] = {}
+
+    def timed(name, fn):
+        start = time.perf_counter()
+        out = fn()
+        times[name] = time.perf_counter() - start
+        return out
+
+    x = np.ones(1_000_000, np.float32)
+    f = ember.jit(lambda x: selu(enp, x) + i)  # a new constant: no cache serves it
+    traced = timed("Ember: trace", lambda: f.trace(x))
+    lowered = timed("Ember: passes and lowering to linalg", traced.lower)
+    text, tgt = lowered.as_text("linalg"), iree_driver.target(lowered.target)
+    for phase in IREE_PHASES:
+        timed(f"IREE: up to {phase}", lambda p=phase: iree_driver.compile_to_phase(text, tgt, p))
+    vmfb = timed("IREE: the whole compile (vmfb)", lambda: iree_driver.compile_text(text, tgt))
+    timed("runtime: load the module", lambda: Executable(
+        vmfb, get_device("cpu"), [], [], lowered.placement.parallel))
+    return times
+
+
+def breakdown(rounds: int = 3) -> None:
+    """Where one cold compile of SELU goes: Ember's trace and passes, IREE up to each of its
+    phases (the differences are each phase's share), the module's load. Best of `rounds`."""
+    runs = [_breakdown_round(i) for i in range(rounds)]
+    best = {name: min(r[name] for r in runs) for name in runs[0]}
+    print("| one cold compile of SELU (f32[1M]) | time | this step |")
+    print("|---|---|---|")
+    previous = 0.0
+    for name, t in best.items():
+        step = t - previous if name.startswith("IREE: up to") else t
+        previous = t if name.startswith("IREE: up to") else previous
+        print(f"| {name} | {t * 1e3:.0f} ms | {step * 1e3:.0f} ms |")
+    print()
+
+
 def main() -> None:
+    breakdown()
     eager_first_use()
     dynamic_batch()
     rng = np.random.default_rng(0)
