@@ -4,6 +4,7 @@ combiners, and the checks their shape rules share."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -134,6 +135,17 @@ MIN_BODY = {"f": "{r} = arith.minimumf {0}, {1} : {t}", "i": "{r} = arith.minsi 
 
 # IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
 # [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
+def keeping_signed_zero(template: str) -> str:
+    """An odd function's body that returns ±0 for ±0 itself (IREE's expansions of sin, tan,
+    sinh, atanh, expm1, ... compute +0 for -0; NumPy and XLA keep the sign)."""
+    n = 1 + max((int(i) for i in re.findall(r"\{x(\d+)\}", template)), default=-1)
+    value, zero, is_zero = (f"{{x{n + k}}}" for k in range(3))
+    return (template.replace("{r}", value) + f"""
+{zero} = arith.constant 0.0 : {{t}}
+{is_zero} = arith.cmpf oeq, {{0}}, {zero} : {{t}}
+{{r}} = arith.select {is_zero}, {{0}}, {value} : {{t}}""")
+
+
 TRIG_BODY = """{x0} = arith.constant 0.15915494309189535 : {t}
 {x1} = arith.mulf {0}, {x0} : {t}
 {x2} = math.roundeven {x1} : {t}

@@ -11,13 +11,15 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .families import TRIG_BODY, elementwise, silent_ref
+from .families import TRIG_BODY, elementwise, keeping_signed_zero, silent_ref
 from .types import kind
 
 
-def _math(name: str, fn: str, ref: Callable) -> object:
-    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, silent_ref(ref),
-                       kinds="f")
+def _math(name: str, fn: str, ref: Callable, odd: bool = False) -> object:
+    """A float op that is math.`fn`; `odd` ones keep the sign of a zero."""
+    body = f"{{r}} = math.{fn} {{0}} : {{t}}"
+    return elementwise(name, 1, {"f": keeping_signed_zero(body) if odd else body},
+                       silent_ref(ref), kinds="f")
 
 
 def _with_overflow_bound(template: str) -> Callable[[str, Mapping], str]:
@@ -104,26 +106,27 @@ _ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
 
 
 EXP2 = _math("exp2", "exp2", np.exp2)
-EXPM1 = _math("expm1", "expm1", np.expm1)
-LOG1P = _math("log1p", "log1p", np.log1p)
+EXPM1 = _math("expm1", "expm1", np.expm1, odd=True)
+LOG1P = _math("log1p", "log1p", np.log1p, odd=True)
 LOG2 = _math("log2", "log2", np.log2)
 # tan = sin / cos after the same argument reduction as sin and cos (IREE's own tan is off by
 # 3e-5, relative, at 353).
 _TAN = TRIG_BODY.replace("{r} = math.FN {x8} : {t}", """{x9} = math.sin {x8} : {t}
 {x10} = math.cos {x8} : {t}
 {r} = arith.divf {x9}, {x10} : {t}""")
-TAN = elementwise("tan", 1, {"f": _TAN}, silent_ref(np.tan), kinds="f")
-ASIN = _math("asin", "asin", np.arcsin)
+TAN = elementwise("tan", 1, {"f": keeping_signed_zero(_TAN)}, silent_ref(np.tan),
+                  kinds="f")
+ASIN = _math("asin", "asin", np.arcsin, odd=True)
 ACOS = _math("acos", "acos", np.arccos)
-ATAN = _math("atan", "atan", np.arctan)
-SINH = _math("sinh", "sinh", np.sinh)
+ATAN = _math("atan", "atan", np.arctan, odd=True)
+SINH = _math("sinh", "sinh", np.sinh, odd=True)
 COSH = _math("cosh", "cosh", np.cosh)
 ASINH = elementwise("asinh", 1, _with_overflow_bound(_ASINH),
                     silent_ref(np.arcsinh), kinds="f")
 ACOSH = elementwise("acosh", 1, _with_overflow_bound(_ACOSH),
                     silent_ref(np.arccosh), kinds="f")
-ATANH = _math("atanh", "atanh", np.arctanh)
-ERF = _math("erf", "erf", lambda x: _erf(x))
+ATANH = _math("atanh", "atanh", np.arctanh, odd=True)
+ERF = _math("erf", "erf", lambda x: _erf(x), odd=True)
 # IREE's cbrt(inf) is nan: non-finite inputs are their own cube roots.
 CBRT = elementwise("cbrt", 1, {"f": """{x0} = math.cbrt {0} : {t}
 {x1} = arith.subf {0}, {0} : {t}

@@ -21,6 +21,7 @@ from .families import (
     check_axes,
     elementwise,
     highest,
+    keeping_signed_zero,
     lowest,
     reduction,
     same_dtypes,
@@ -575,7 +576,8 @@ LOG = unary_float("log", "log", silent_ref(np.log))
 SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt))
 RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
 TANH = unary_float("tanh", "tanh", silent_ref(np.tanh))
-SIN = elementwise("sin", 1, {"f": TRIG_BODY.replace("FN", "sin")}, silent_ref(np.sin), kinds="f")
+SIN = elementwise("sin", 1, {"f": keeping_signed_zero(TRIG_BODY.replace("FN", "sin"))},
+                  silent_ref(np.sin), kinds="f")
 COS = elementwise("cos", 1, {"f": TRIG_BODY.replace("FN", "cos")}, silent_ref(np.cos), kinds="f")
 FLOOR = unary_float("floor", "floor", np.floor)
 CEIL = unary_float("ceil", "ceil", np.ceil)

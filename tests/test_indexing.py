@@ -216,3 +216,18 @@ def test_integer_array_updates_scatter_like_jax(op, data):
     got = ember.jit(lambda a, i, u: getattr(a.at[i], op)(u))(arg, idx, v)
     assert_close(got, expected)
     assert_close(arg, x)
+
+
+def test_a_boolean_mask_must_have_the_shape_of_its_axes():
+    """NumPy's and JAX's rule: a shorter mask raised nothing and indexed the first elements."""
+    with pytest.raises(IndexError, match="along axis 0; size of axis is 3 but size of "
+                                         "corresponding boolean axis is 2"):
+        jnp.zeros(3)[jnp.asarray([True, False])]
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(IndexError, match="along axis 1; size of axis is 4 but .* is 3"):
+        jnp.asarray(x)[:, np.array([True, False, True])]
+    with pytest.raises(IndexError, match="along axis 1"):
+        jnp.asarray(x)[..., np.array([True, False])]
+    mask = np.array([True, False, True, True])
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x)[..., mask]), x[..., mask])
+    np.testing.assert_array_equal(np.asarray(jnp.asarray(x)[x > 4]), x[x > 4])

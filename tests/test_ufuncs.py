@@ -13,7 +13,7 @@ from tolerances import tolerance
 
 import ember
 import ember.numpy as enp
-from helpers import assert_close
+from helpers import assert_close, setting
 
 jnp = jax.numpy
 
@@ -123,3 +123,20 @@ def test_unary_ufunc_matches_numpy_and_jax(name):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_ufunc_matches_numpy_and_jax(name):
     _check(name, *BINARY[name], arity=2)
+
+
+ODD = ["sin", "tan", "sinh", "arctanh", "arcsin", "arctan", "tanh", "expm1", "log1p", "cbrt"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_odd_functions_keep_the_sign_of_zero(dtype):
+    """f(-0.0) is -0.0, as in NumPy and JAX (IREE's expansions gave +0.0: sin, tan, sinh,
+    arctanh; in float64 also expm1 and log1p)."""
+    names = ODD if dtype == np.float32 else ["sinh", "arctanh", "expm1", "log1p"]
+    zeros = np.array([-0.0, 0.0], dtype)
+    with setting("ember_enable_x64", dtype == np.float64):
+        for name in names:
+            got = np.asarray(getattr(enp, name)(zeros))
+            assert got.dtype == dtype and list(np.signbit(got)) == [True, False], name
+            assert list(np.signbit(np.asarray(ember.jit(getattr(enp, name))(zeros)))) == [
+                True, False], name

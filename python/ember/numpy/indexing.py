@@ -40,6 +40,7 @@ def _normalize(x: Any, idx: Any) -> list[Any]:
     """A list of entries, one per axis or None, with `...` expanded and boolean masks made
     integer arrays."""
     idx = list(idx) if isinstance(idx, tuple) else [idx]
+    _check_masks(x, idx)
     out = []
     for i in idx:
         if isinstance(i, list):
@@ -71,6 +72,30 @@ def _normalize(x: Any, idx: Any) -> list[Any]:
         out[at:at + 1] = [slice(None)] * (np.ndim(x) - consumed)
         return out
     return out + [slice(None)] * (np.ndim(x) - consumed)
+
+
+def _check_masks(x: Any, idx: list[Any]) -> None:
+    """A boolean mask must have the shape of the axes it indexes (NumPy's and JAX's rule; a
+    shorter one indexed the first elements)."""
+    def consumed(i: Any) -> int:
+        if i is None or i is Ellipsis:
+            return 0
+        return np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1
+
+    ndim, axis = np.ndim(x), 0
+    rest = ndim - sum(consumed(i) for i in idx)
+    for i in idx:
+        if i is Ellipsis:
+            axis += max(rest, 0)
+            continue
+        if getattr(i, "dtype", None) == np.bool_ and np.ndim(i) > 0:
+            want = tuple(np.shape(x)[axis:axis + np.ndim(i)])
+            for k, (n, m) in enumerate(zip(want, np.shape(i), strict=False)):
+                if n != m:
+                    raise IndexError(f"boolean index did not match indexed array along axis "
+                                     f"{axis + k}; size of axis is {n} but size of "
+                                     f"corresponding boolean axis is {m}")
+        axis += consumed(i)
 
 
 def _static_int(i: Any) -> int | None:
