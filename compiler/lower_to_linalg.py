@@ -16,7 +16,7 @@ from iree.compiler import ir as mlir
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import OpDef, Trait
-from ember.dialect.types import ShapedArray, kind
+from ember.dialect.types import Dim, ShapedArray, kind
 
 from .bufferize import decisions
 from .emitter import (
@@ -109,11 +109,12 @@ def lower_iota(em, op, args, avals, params, result) -> str:
 
 
 def lower_dimension_size(em, op, args, avals, params, result) -> str:
-    """Read off the tensor (no data is read; a static size folds to a constant)."""
-    index, size, value, out = em.fresh("c"), em.fresh("n"), em.fresh("i"), em.fresh()
-    em.emit(f"{index} = arith.constant {params['dimension']} : index")
-    em.emit(f"{size} = tensor.dim {args[0]}, {index} : {ttype(avals[0])}")
-    em.emit(f"{value} = arith.index_cast {size} : index to {etype(result)}")
+    """A symbolic size as the function read it off its arguments; a static one as itself."""
+    size, value, out = avals[0].shape[params["dimension"]], em.fresh("i"), em.fresh()
+    if isinstance(size, Dim):
+        em.emit(f"{value} = arith.index_cast {em.size(size)} : index to {etype(result)}")
+    else:
+        em.emit(f"{value} = arith.constant {size} : {etype(result)}")
     em.emit(f"{out} = tensor.from_elements {value} : {ttype(result)}")
     return out
 

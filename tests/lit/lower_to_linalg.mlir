@@ -57,6 +57,21 @@ func.func @symbolic(%x: tensor<?x4xf32, "s0">, %y: tensor<4xf32>) -> tensor<?x4x
   return %1 : tensor<?x4xf32, "s0">
 }
 
+// ember.dimension_size: a symbolic size as read off the argument, a static one a constant.
+// CHECK-LABEL: func.func @dimension_size
+// CHECK: %[[C:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[N:.*]] = tensor.dim %{{.*}}, %[[C]] : tensor<2x?xf32>
+// CHECK-NEXT: %[[I:.*]] = arith.index_cast %[[N]] : index to i32
+// CHECK-NEXT: tensor.from_elements %[[I]] : tensor<i32>
+// CHECK: arith.constant 2 : i32
+// CHECK-NOT: tensor.dim
+// CHECK: return
+func.func @dimension_size(%x: tensor<2x?xf32, "s0">) -> (tensor<i32>, tensor<i32>) {
+  %0 = "ember.dimension_size"(%x) {dimension = 1 : i64} : (tensor<2x?xf32, "s0">) -> tensor<i32>
+  %1 = "ember.dimension_size"(%x) {dimension = 0 : i64} : (tensor<2x?xf32, "s0">) -> tensor<i32>
+  return %0, %1 : tensor<i32>, tensor<i32>
+}
+
 // A fused sum of f(a) * b, f unary, would be taken by IREE's data tiling for a contraction
 // that drops f: the product gets a dispatch of its own behind a barrier. Must not fire for
 // a plain sum of products (a genuine contraction IREE computes right).
