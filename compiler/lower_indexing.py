@@ -6,7 +6,7 @@ import numpy as np
 
 from ember.dialect import ir as eir
 from ember.dialect import ops
-from ember.dialect.types import ShapedArray, kind
+from ember.dialect.types import Dim, ShapedArray, kind
 
 from .emitter import (
     Emitter,
@@ -291,8 +291,9 @@ def lower_concatenate(em, op, args, avals, params, result) -> str:
         offsets = ["0"] * result.ndim
         offsets[d] = str(offset)
         new = em.fresh()
+        sizes = [em.size(n) if isinstance(n, Dim) else str(n) for n in aval.shape]
         em.emit(f"{new} = tensor.insert_slice {name} into {acc}[{', '.join(offsets)}] "
-                f"[{', '.join(map(str, aval.shape))}] [{', '.join(['1'] * result.ndim)}] : "
+                f"[{', '.join(sizes)}] [{', '.join(['1'] * result.ndim)}] : "
                 f"{ttype(aval)} into {ttype(result)}")
         acc, offset = new, offset + aval.shape[d]
     return acc

@@ -20,6 +20,7 @@ from ember.dialect.types import Dim, RefAval, ShapedArray, SymbolicDimError, at_
 from ember.runtime.executable import runs_in_parallel
 
 from ..errors import DynamicDimError
+from . import events
 from .signature import CacheKey
 from .stages import Compiled, Traced
 
@@ -119,6 +120,7 @@ def compile_for(key: CacheKey, trace: Callable[[CacheKey], Traced], cache: dict,
                     raise DynamicDimError(_needs_size(fun, pattern, e)) from e
                 raise
             logger.debug("no shape-polymorphic kernel for %s: %s", general, e)
+            events.emit("polymorphic_fallback")
             cache[(tag, general)] = False
             return trace(key).lower().compile()
         cache[(tag, general, parallel)] = kernel
