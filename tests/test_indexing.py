@@ -223,6 +223,8 @@ def test_a_boolean_mask_must_have_the_shape_of_its_axes():
     with pytest.raises(IndexError, match="along axis 0; size of axis is 3 but size of "
                                          "corresponding boolean axis is 2"):
         jnp.zeros(3)[jnp.asarray([True, False])]
+    with pytest.raises(IndexError, match="along axis 0"):
+        jnp.zeros(3)[[True, False]]
     x = np.arange(12.0).reshape(3, 4)
     with pytest.raises(IndexError, match="along axis 1; size of axis is 4 but .* is 3"):
         jnp.asarray(x)[:, np.array([True, False, True])]

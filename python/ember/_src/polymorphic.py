@@ -91,20 +91,25 @@ def compile_for(key: CacheKey, trace: Callable[[CacheKey], Traced], cache: dict,
     if pattern is None:
         return trace(key).lower().compile()
     general = key._replace(in_avals=pattern)
-    traced = cache.get((tag, general))
-    if traced is None:
+
+    def attempt(step: Callable[[], object], what: str) -> object:
+        """`step()`, or None where the pattern does not serve (raising for dynamic_dims)."""
         try:
-            traced = trace(general)
+            return step()
         except SymbolicDimError as e:
             if strict:
                 raise DynamicDimError(_needs_size(fun, pattern, e)) from e
-            traced = False
-        except Exception as e:  # the static trace raises it again if it is the user's
+            failure = e
+        except Exception as e:  # the concrete attempt raises it again if it is the user's
             if strict:
                 raise
-            logger.debug("no shape-polymorphic trace for %s: %s", general, e)
-            traced = False
-        cache[(tag, general)] = traced
+            failure = e
+        logger.debug("no shape-polymorphic %s for %s: %s", what, general, failure)
+        return None
+
+    traced = cache.get((tag, general))
+    if traced is None:
+        traced = cache[(tag, general)] = attempt(lambda: trace(general), "trace") or False
     if traced is False:
         return trace(key).lower().compile()
     sizes = sizes_of(pattern, key.in_avals)
@@ -112,14 +117,8 @@ def compile_for(key: CacheKey, trace: Callable[[CacheKey], Traced], cache: dict,
     parallel = runs_in_parallel(key.in_avals, out_avals)
     kernel = cache.get((tag, general, parallel))
     if kernel is None:
-        try:
-            kernel = traced.lower(parallel).compile()
-        except Exception as e:
-            if strict:
-                if isinstance(e, SymbolicDimError):
-                    raise DynamicDimError(_needs_size(fun, pattern, e)) from e
-                raise
-            logger.debug("no shape-polymorphic kernel for %s: %s", general, e)
+        kernel = attempt(lambda: traced.lower(parallel).compile(), "kernel")
+        if kernel is None:
             events.emit("polymorphic_fallback")
             cache[(tag, general)] = False
             return trace(key).lower().compile()

@@ -82,8 +82,8 @@ def _check_masks(x: Any, idx: list[Any]) -> None:
             return 0
         return np.ndim(i) if getattr(i, "dtype", None) == np.bool_ else 1
 
-    ndim, axis = np.ndim(x), 0
-    rest = ndim - sum(consumed(i) for i in idx)
+    idx = [np.asarray(i) if isinstance(i, list) else i for i in idx]
+    axis, rest = 0, np.ndim(x) - sum(consumed(i) for i in idx)
     for i in idx:
         if i is Ellipsis:
             axis += max(rest, 0)
