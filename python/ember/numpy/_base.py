@@ -209,7 +209,8 @@ def _eager_with_statics(impl):
             hash((args, tuple(kwargs.values())))
         except TypeError:
             return impl(a, *args, **kwargs)
-        return jitted(a if isinstance(a, Array) else asarray(a), *args, **kwargs)
+        return jitted.call_one_array(a if isinstance(a, Array) else asarray(a), *args,
+                                     **kwargs)
 
     return run
 
