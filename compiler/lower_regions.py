@@ -279,8 +279,9 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
         # as (a * b).sum(1) (IREE 3.13). The product is computed by a dispatch of its own,
         # behind a barrier IREE does not fuse across, and the sum reads it.
         operand = root.operands[0]
-        product = _fused(em, block, members[:-1], operand, args, avals, eir.aval_of(operand))
-        hidden, aval = em.fresh(), eir.aval_of(operand)
+        aval = eir.aval_of(operand)
+        product = _fused(em, block, members[:-1], operand, args, avals, aval)
+        hidden = em.fresh()
         em.emit(f"{hidden} = util.optimization_barrier {product} : {ttype(aval)}")
         sizes = [em.size(d) for d in aval.shape if isinstance(d, Dim)]
         if sizes:  # the barrier hides the sizes too: say them again
@@ -288,8 +289,8 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
             em.emit(f"{tied} = flow.tensor.tie_shape {hidden} : {ttype(aval)}"
                     f"{{{', '.join(sizes)}}}")
             hidden = tied
-        return _fused(em, block, [root], root.results[0], [hidden], [eir.aval_of(operand)],
-                      result, arguments=[operand])
+        return _fused(em, block, [root], root.results[0], [hidden], [aval], result,
+                      arguments=[operand])
     return _fused(em, block, members, end.operands[0], args, avals, result)
 
 
@@ -337,11 +338,10 @@ def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: li
     axes = tuple(root_params["axes"]) if reduce else ()
     order = [d for d in range(len(domain)) if d not in axes] + list(axes)  # parallel first
     inputs, reads = [], []  # generic inputs (name, aval, map); the region value each feeds
-    in_members = {op.results[0] for op in members}
+    readers = set(members)
     for i, arg in enumerate(arguments):
-        if any(eir.opdef(u.owner.operation) is not ops.BROADCAST_IN_DIM and
-               (u.owner.operation.results[0] if len(u.owner.operation.results) else None)
-               in in_members for u in arg.uses):
+        if any(u.owner.operation in readers and
+               eir.opdef(u.owner.operation) is not ops.BROADCAST_IN_DIM for u in arg.uses):
             inputs.append((args[i], avals[i], affine_map(len(order), [
                 f"d{order.index(d)}" for d in range(len(domain))])))
             reads.append(arg)
@@ -363,7 +363,7 @@ def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: li
                        affine_map(len(order), [f"d{i}" for i in range(len(order))])))
         reads.append(None)
 
-    def body(bargs: list[str], _: str) -> str:
+    def body(bargs: list[str], acc: str) -> str:
         scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs
         chain = [op for op in (members[:-1] if reduce else members)
                  if eir.opdef(op) is not ops.BROADCAST_IN_DIM]
@@ -372,7 +372,7 @@ def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: li
             return scalars[out]
         res = eir.aval_of(root.results[0])
         template = root_row.scalar(kind(res.dtype), root_params)
-        return em.scalar_body(template, [scalars[root.operands[0]], _], etype(res),
+        return em.scalar_body(template, [scalars[root.operands[0]], acc], etype(res),
                               etype(res))
 
     if reduce:

@@ -133,8 +133,6 @@ MIN_BODY = {"f": "{r} = arith.minimumf {0}, {1} : {t}", "i": "{r} = arith.minsi 
         "u": "{r} = arith.minui {0}, {1} : {t}", "b": "{r} = arith.andi {0}, {1} : {t}"}
 
 
-# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
-# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
 def keeping_signed_zero(template: str) -> str:
     """An odd function's body that returns ±0 for ±0 itself (IREE's expansions of sin, tan,
     sinh, atanh, expm1, ... compute +0 for -0; NumPy and XLA keep the sign)."""
@@ -146,6 +144,8 @@ def keeping_signed_zero(template: str) -> str:
 {{r}} = arith.select {is_zero}, {{0}}, {value} : {{t}}""")
 
 
+# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
+# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
 TRIG_BODY = """{x0} = arith.constant 0.15915494309189535 : {t}
 {x1} = arith.mulf {0}, {x0} : {t}
 {x2} = math.roundeven {x1} : {t}

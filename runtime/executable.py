@@ -119,8 +119,9 @@ class Executable:
         """This executable at concrete sizes of its symbolic dims: the loaded module and its
         VM context shared, the results checked against (and typed by) `out_avals`."""
         new = object.__new__(Executable)
-        for slot in self.__slots__[:-1]:  # all but __weakref__
-            setattr(new, slot, getattr(self, slot))
+        for slot in self.__slots__:
+            if slot != "__weakref__":
+                setattr(new, slot, getattr(self, slot))
         new.out_avals = tuple(out_avals)
         new._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                           for i, a in enumerate(new.out_avals))

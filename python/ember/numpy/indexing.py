@@ -98,6 +98,13 @@ def _check_masks(x: Any, idx: list[Any]) -> None:
         axis += consumed(i)
 
 
+def _in_bounds(i: int, n: int, axis: int) -> int:
+    """A static index made non-negative; IndexError (NumPy's) out of bounds."""
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return i % n
+
+
 def _static_int(i: Any) -> int | None:
     if isinstance(i, (int, np.integer)):
         return int(i)
@@ -131,11 +138,9 @@ def getitem(x: Any, idx: Any) -> Any:
             limits.append(max(stop, start))
             strides.append(step)
         elif _static_int(e) is not None:
-            i = _static_int(e)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            starts.append(i % n)
-            limits.append(i % n + 1)
+            i = _in_bounds(_static_int(e), n, axis)
+            starts.append(i)
+            limits.append(i + 1)
             strides.append(1)
             squeeze.append(axis)
         elif isinstance(e, Tracer) and e.ndim == 0 and e.dtype.kind in "iu":
@@ -174,10 +179,7 @@ def _eager_basic(x: Array, entries: list[Any]) -> Any:
     for e in entries:
         i = _static_int(e)
         if i is not None:
-            n = x.shape[axis]
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            ints.append(np.int32(i % n))
+            ints.append(np.int32(_in_bounds(i, x.shape[axis], axis)))
             template.append(int)
         else:  # None or a slice (unhashable before Python 3.12)
             template.append(e if e is None else (e.start, e.stop, e.step))
