@@ -1,6 +1,7 @@
-"""Ember's compiler: passes over the ember dialect, the pipeline, and the IREE driver."""
+"""Ember's compiler: passes over the ember dialect, the pipeline, and the IREE driver. Its
+modules import IREE's compiler; this package itself does not, so that `ember.errors` (and a
+runtime-only install) can name CompileError."""
 
 from .errors import CompileError
-from .passes import REGISTRY
 
-__all__ = ["REGISTRY", "CompileError"]
+__all__ = ["CompileError"]

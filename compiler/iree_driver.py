@@ -163,12 +163,6 @@ def cpu_features(tgt: Target) -> tuple[str, frozenset[str]]:
     return found.group(1), frozenset(f for f in found.group(2).split(",") if f.startswith("+"))
 
 
-def platform(target_name: str) -> str:
-    """The runtime platform (runtime/device.py) that runs modules compiled for a target."""
-    kind = target_name.partition(":")[0]
-    return "cpu" if kind in TARGETS else kind
-
-
 def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:
     sess = _session(tgt)
     inv = sess.invocation()
@@ -191,11 +185,13 @@ def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     return bytes(out.map_memory())
 
 
-def _compile_in_a_process(text: str, tgt: Target, name: str) -> bytes:
+def _compile_in_a_process(text: str, tgt: Target, name: str, *options: str) -> bytes:
+    """iree-compile in a child process: a forked process cannot use the compiler library
+    its parent started (its threads are gone)."""
     from iree.compiler.tools.binaries import find_tool
 
-    res = subprocess.run([find_tool("iree-compile"), *tgt.flags, *GLOBAL_FLAGS, "-", "-o", "-"],
-                         input=text.encode(), capture_output=True)
+    res = subprocess.run([find_tool("iree-compile"), *tgt.flags, *GLOBAL_FLAGS, *options, "-",
+                          "-o", "-"], input=text.encode(), capture_output=True)
     if res.returncode:
         raise CompileError(f"IREE failed to compile {name} for target {tgt.name}",
                            res.stderr.decode(errors="replace"), _save(text, name))
@@ -205,6 +201,9 @@ def _compile_in_a_process(text: str, tgt: Target, name: str) -> bytes:
 def compile_to_phase(text: str, tgt: Target, phase: str) -> str:
     """The module as IREE has it after `phase` ("flow", "stream", ...): where to count
     dispatches, copies and clones."""
+    if _forked:
+        return _compile_in_a_process(text, tgt, f"its {phase} phase",
+                                     f"--compile-to={phase}").decode()
     sess = api.Session()
     sess.set_flags(*tgt.flags)
     inv = sess.invocation()

@@ -103,7 +103,7 @@ def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> DiskKey:
     tgt = iree_driver.target(target)
     ember, iree = _versions()
     cpu = ()
-    if iree_driver.platform(tgt.name) == "cpu":  # "host" compiles for this machine's CPU
+    if tgt.name.partition(":")[0] in iree_driver.TARGETS:  # "host" compiles for this machine's CPU
         name, features = iree_driver.cpu_features(tgt)
         cpu = (("cpu", f"{name} {','.join(sorted(features))}"),)
     return DiskKey((

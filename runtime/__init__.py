@@ -1,7 +1,7 @@
 """Devices, device arrays and loaded executables. Imports neither the compiler nor the tracer."""
 
 from .array import Array, put
-from .device import Device, default, devices, get
+from .device import Device, default, devices, get, platform_of
 from .executable import Executable
 
-__all__ = ["Array", "Device", "Executable", "default", "devices", "get", "put"]
+__all__ = ["Array", "Device", "Executable", "default", "devices", "get", "platform_of", "put"]

@@ -117,6 +117,64 @@ class Device:
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
 
+def platform_of(name: str) -> str:
+    """The platform that runs code for a device or compile-target name: "cpu", "cpu-async"
+    and "cpu:znver4" run on the CPU, "cuda:sm_90" on CUDA."""
+    kind = name.partition(":")[0]
+    return "cpu" if kind in ("cpu", "cpu-async") else kind
+
+
+# /proc/cpuinfo's flag names that LLVM spells otherwise (LLVM's first); the rest match once
+# both drop their separators ("avx512_bf16" is "avx512bf16", "sse4_1" is "sse4.1").
+_LLVM_NAMES = {
+    "lm": ("64bit",), "fpu": ("x87",), "pni": ("sse3",), "sse4_2": ("sse4.2", "crc32"),
+    "bmi1": ("bmi",), "abm": ("lzcnt",), "pclmulqdq": ("pclmul",), "lahf_lm": ("sahf",),
+    "rdrand": ("rdrnd",), "sha_ni": ("sha",), "3dnowprefetch": ("prfchw",),
+    "user_shstk": ("shstk",),
+}
+# System instructions no array kernel executes, which virtual machines often hide from
+# /proc/cpuinfo while LLVM still lists them for the host.
+_NOT_CHECKED = frozenset({"64bit", "x87", "mwaitx", "rdpru", "wbnoinvd", "pku", "shstk",
+                          "invpcid", "rdpid", "sgx", "kl", "widekl", "uintr", "ptwrite"})
+
+
+def _squashed(feature: str) -> str:
+    return feature.lstrip("+").replace("_", "").replace("-", "").replace(".", "")
+
+
+@functools.cache
+def _cpuinfo() -> tuple[str, frozenset[str] | None]:
+    """This CPU's model name and its features as /proc/cpuinfo names them, squashed (None
+    where they cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return "unknown", None
+    fields: dict[str, str] = {}
+    for line in text.split("\n\n", 1)[0].splitlines():  # the first processor's entry
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = (fields.get("flags") or fields.get("Features") or "").split()
+    features = frozenset(_squashed(n) for f in flags for n in _LLVM_NAMES.get(f, (f,)))
+    return fields.get("model name", "unknown"), features or None
+
+
+def cpu_model() -> str:
+    return _cpuinfo()[0]
+
+
+def missing_cpu_features(needed: frozenset[str]) -> list[str] | None:
+    """Which of `needed` (LLVM's names: "+avx512f") this CPU lacks, so that code using them
+    would die of SIGILL; None where the CPU's features cannot be read. Asks the kernel, not
+    the compiler, so that a runtime-only install checks saved modules too."""
+    have = _cpuinfo()[1]
+    if have is None:
+        return None
+    return sorted(f.lstrip("+") for f in needed
+                  if f.lstrip("+") not in _NOT_CHECKED and _squashed(f) not in have)
+
+
 def get(platform: str = "cpu") -> Device:
     """The device for a platform name; raises with the choices when unknown or absent."""
     if platform not in _PLATFORMS:

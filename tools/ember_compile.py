@@ -20,6 +20,7 @@ from typing import Any
 import ember
 from ember.dialect.types import parse_short
 from ember.errors import CompileError
+from ember.tools import require_compiler
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,6 +82,7 @@ def parse_static(items: list[str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    require_compiler("ember-compile")
     try:
         fun = load_function(args.function)
         statics = parse_static(args.static)

@@ -21,14 +21,18 @@ import sys
 import time
 from collections.abc import Callable
 
-from iree.compiler import ir as mlir
-from iree.compiler import passmanager
+from ember.tools import require_compiler
 
-from ember.compiler import passes
-from ember.dialect import VerifyError, irdl
-from ember.dialect import ir as eir
+require_compiler("ember-opt")
 
-from . import diagnostics as diag
+from iree.compiler import ir as mlir  # noqa: E402
+from iree.compiler import passmanager  # noqa: E402
+
+from ember.compiler import passes  # noqa: E402
+from ember.dialect import VerifyError, irdl  # noqa: E402
+from ember.dialect import ir as eir  # noqa: E402
+
+from . import diagnostics as diag  # noqa: E402
 
 # Upstream passes also accepted as flags (any other runs through --pass-pipeline).
 UPSTREAM_FLAGS = ("canonicalize", "cse", "inline", "symbol-dce", "sccp",

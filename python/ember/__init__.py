@@ -3,35 +3,48 @@
 from __future__ import annotations
 
 import contextlib as _contextlib
+import importlib.util as _importlib_util
 import logging as _logging
 import sys as _sys
 from typing import Any
 
-from ember import config, debug, errors, lax, nn, numpy, random, scipy, tree_util
-from ember._src import array_methods as _array_methods
-from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+# The runtime half (saved modules, arrays, devices) needs only iree-base-runtime; everything
+# that traces or compiles needs iree-base-compiler too (README, "Installing the runtime only").
+from ember import config, errors, tree_util
 from ember._src.aot import Loaded, load
-from ember._src.batching import vmap
-from ember._src.dispatch import as_array as _as_array
-from ember._src.events import count_events
-from ember._src.jit import (
-    Compiled,
-    JitFunction,
-    Lowered,
-    ShapeDtypeStruct,
-    Traced,
-    clear_caches,
-    eval_shape,
-    jit,
-)
-from ember._src.ref import Ref, new_ref
+from ember._src.dtypes import as_array as _as_array
 from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device
 from ember.runtime import devices as _devices
 from ember.runtime import get as _get_device
 
+HAS_COMPILER = _importlib_util.find_spec("iree.compiler") is not None
+if HAS_COMPILER:
+    from ember import debug, lax, nn, numpy, random, scipy
+    from ember._src import array_methods as _array_methods
+    from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+    from ember._src.batching import vmap
+    from ember._src.events import count_events
+    from ember._src.jit import (
+        Compiled,
+        JitFunction,
+        Lowered,
+        ShapeDtypeStruct,
+        Traced,
+        clear_caches,
+        eval_shape,
+        jit,
+    )
+    from ember._src.ref import Ref, new_ref
+
+    _array_methods.install()
+else:
+    def __getattr__(name: str) -> Any:
+        if name in __all__:
+            raise errors.CompilerNotInstalled(f"ember.{name}")
+        raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
 __version__ = "0.1.0"
-_array_methods.install()
 
 
 

@@ -25,6 +25,17 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     """`int(x)`, `range(x)` or `x.__index__()` on a traced value."""
 
 
+class CompilerNotInstalled(ImportError):
+    """Tracing or compiling in an install that has only the runtime (iree-base-runtime)."""
+
+    def __init__(self, what: str):
+        super().__init__(
+            f"{what} requires Ember's compiler, and this install has only the runtime "
+            f"(iree-base-compiler is not installed). It runs saved modules (ember.load) and "
+            f"moves arrays (ember.device_put); to trace and compile, install the compiler: "
+            f"pip install iree-base-compiler==3.13.0")
+
+
 class DynamicDimError(ValueError):
     """A function jitted with `dynamic_dims` needs what a symbolic dim does not give (its
     size), or its arguments disagree on a dim's size."""
@@ -45,6 +56,7 @@ class UnexpectedTracerError(EmberTypeError):
 
 __all__ = [
     "CompileError",
+    "CompilerNotInstalled",
     "ConcretizationTypeError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",

@@ -18,11 +18,11 @@ import numpy as np
 import optree
 
 from ember import tree_util
-from ember.compiler import iree_driver
 from ember.dialect.types import Dim, ShapedArray, at_sizes, parse_short
 from ember.runtime import Array, Executable, put
 from ember.runtime import device as _device
 from ember.runtime import get as get_device
+from ember.runtime.device import cpu_model, missing_cpu_features, platform_of
 from ember.runtime.executable import compiled_parallel, entry_name
 
 _NS = tree_util.NAMESPACE
@@ -82,8 +82,10 @@ def decode_tree(encoded: Any) -> optree.PyTreeSpec | None:
 
 def abi(name: str, target: str, in_tree: optree.PyTreeSpec, in_avals: Sequence[ShapedArray],
         out_tree: optree.PyTreeSpec, out_avals: Sequence[ShapedArray]) -> str:
+    from ember.compiler import iree_driver  # compiling: loading a module needs no compiler
+
     cpu = {}
-    if iree_driver.platform(target) == "cpu":  # what the code needs of the CPU it runs on
+    if platform_of(target) == "cpu":  # what the code needs of the CPU it runs on
         cpu_name, features = iree_driver.cpu_features(iree_driver.target(target))
         cpu = {"cpu": cpu_name, "cpu_features": sorted(features)}
     return json.dumps({
@@ -207,30 +209,29 @@ def load_executable(vmfb: bytes, name: str, target: str, parallel: bool,
                     cpu: tuple[str, frozenset[str]] | None = None,
                     tied: Sequence[int] = ()) -> Executable:
     """Load on the device the target runs on; a missing device, or a CPU without the
-    instructions the code uses (`cpu`: the CPU it was compiled for and its features; by
-    default what the target names), raise naming both."""
-    platform = iree_driver.platform(target)
+    instructions the code uses (`cpu`: the CPU it was compiled for and its features; None
+    for code compiled for this machine), raise naming both."""
+    platform = platform_of(target)
     try:
         device = get_device(platform)
     except RuntimeError as e:
         raise RuntimeError(f"{name} was compiled for target {target} and needs a {platform} "
                            f"device to run, but {e}. Compiling for it works anywhere; "
                            f"run it on a machine that has one.") from None
-    if platform == "cpu":
-        _check_cpu(name, target, cpu or iree_driver.cpu_features(iree_driver.target(target)))
+    if platform == "cpu" and cpu is not None:
+        _check_cpu(name, target, cpu)
     return Executable(vmfb, device, in_avals, out_avals, parallel, name=name, tied=tied)
 
 
 def _check_cpu(name: str, target: str, cpu: tuple[str, frozenset[str]]) -> None:
     """Code that uses instructions this CPU lacks dies with SIGILL: refuse it instead."""
     compiled_for, needed = cpu
-    host, has = iree_driver.cpu_features(iree_driver.target("cpu"))
-    missing = sorted(needed - has)
+    missing = missing_cpu_features(needed)
     if missing:
         raise RuntimeError(f"{name} was compiled for target {target} (CPU {compiled_for}) and "
-                           f"uses instructions this CPU ({host}) lacks: "
-                           f"{', '.join(f.lstrip('+') for f in missing)}. Compile it for this "
-                           f"machine (target cpu) or run it on a {compiled_for}.")
+                           f"uses instructions this CPU ({cpu_model()}) lacks: "
+                           f"{', '.join(missing)}. Compile it for this machine (target cpu) "
+                           f"or run it on a {compiled_for}.")
 
 
 def load(path_or_bytes: str | os.PathLike | bytes) -> Loaded:

@@ -15,6 +15,7 @@ from ember import config
 from ember.compiler import iree_driver, pipeline
 from ember.compiler.disk_cache import DiskCache
 from ember.dialect.types import ShapedArray
+from ember.runtime import platform_of
 from ember.runtime.executable import unloadable
 
 from . import events
@@ -67,7 +68,7 @@ def place(device: str, parallel: bool = False) -> Placement:
     parallel = kind == "cpu" and parallel
     name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
     target = iree_driver.target(name).name
-    return Placement(device, target, iree_driver.platform(target), parallel)
+    return Placement(device, target, platform_of(target), parallel)
 
 
 def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray], target: str,

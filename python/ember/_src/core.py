@@ -9,10 +9,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from iree.compiler import ir as mlir
-from iree.compiler.dialects import func as func_d
 
 from ember import config, errors
+
+try:  # every module that traces imports this one first
+    from iree.compiler import ir as mlir
+    from iree.compiler.dialects import func as func_d
+except ModuleNotFoundError as e:
+    if not (e.name or "").startswith("iree"):
+        raise
+    raise errors.CompilerNotInstalled("ember.numpy (and everything that traces)") from None
+
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import OpDef

@@ -7,7 +7,6 @@ ember.jit (Traced -> Lowered -> Compiled), for the device its operands are on.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -16,11 +15,11 @@ import optree
 from ember import config
 from ember.dialect.ops import OpDef
 from ember.dialect.types import ShapedArray
-from ember.runtime import Array, Device, put
-from ember.runtime import get as get_device
+from ember.runtime import Array, Device, platform_of, put
 
-from . import compilation, dtypes, polymorphic
+from . import polymorphic
 from .core import Regions, Trace, Tracer, check_alive, current_trace
+from .dtypes import as_array, default_device
 from .signature import CacheKey
 from .stages import Compiled, Traced
 
@@ -35,31 +34,12 @@ def bind(op: OpDef, *operands: Any, regions: Regions | None = None, **params: An
     return _eager(op, [as_array(x) for x in operands], params)
 
 
-def default_device() -> Device:
-    """The runtime device `ember_default_device` names."""
-    return get_device(_platform(config.read("ember_default_device")))
-
-
-@functools.lru_cache(maxsize=16)
-def _platform(device: str) -> str:
-    return compilation.place(device).platform
-
-
 def constant(value: np.ndarray, weak: bool = False) -> Any:
     """A literal: an IR constant under a trace, a device array otherwise."""
     trace = current_trace()
     if trace is not None:
         return trace.emit_constant(value, weak)
     return put(value, ShapedArray(value.shape, value.dtype, weak), default_device())
-
-
-def as_array(x: Any, device: Device | None = None) -> Array:
-    """`x` as an ember.Array (a copy of host data; ember arrays pass through)."""
-    if isinstance(x, Array):
-        return x
-    dtype, weak = dtypes.dtype_and_weak(x)
-    value = np.asarray(x, dtype)
-    return put(value, ShapedArray(value.shape, dtype, weak), device or default_device())
 
 
 _EAGER: dict[tuple, Compiled] = {}
@@ -78,7 +58,7 @@ def device_name(device: Device) -> str:
     """The device name eager ops on `device` compile for: `ember_default_device` when it
     names this platform (it may pick an architecture: cuda:sm_90), else the platform."""
     default = config.read("ember_default_device")
-    return default if _platform(default) == device.platform else device.platform
+    return default if platform_of(default) == device.platform else device.platform
 
 
 def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from ember import config
-from ember.dialect.types import SUPPORTED_DTYPES, bfloat16
+from ember.dialect.types import SUPPORTED_DTYPES, ShapedArray, bfloat16
+from ember.runtime import Array, Device, platform_of, put
+from ember.runtime import get as get_device
 
 _b, _i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32,
                                                    np.int64))
@@ -104,6 +106,21 @@ def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
     if isinstance(x, complex):
         canonicalize(np.complex64)  # raises: names the supported dtypes
     raise TypeError(f"ember cannot interpret a value of type {type(x).__name__} as an array")
+
+
+def default_device() -> Device:
+    """The runtime device `ember_default_device` names."""
+    return get_device(platform_of(config.read("ember_default_device")))
+
+
+def as_array(x: Any, device: Device | None = None) -> Array:
+    """`x` as an ember.Array with the dtype it has in JAX (a copy of host data; ember arrays
+    pass through)."""
+    if isinstance(x, Array):
+        return x
+    dtype, weak = dtype_and_weak(x)
+    value = np.asarray(x, dtype)
+    return put(value, ShapedArray(value.shape, dtype, weak), device or default_device())
 
 
 def check_python_int(x: Any, dtype: np.dtype) -> None:

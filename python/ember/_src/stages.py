@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import optree
 
-from ember.compiler import loops, pipeline
+from ember.compiler import iree_driver, loops, pipeline
 from ember.dialect.types import Dim, RefAval, ShapedArray, SymbolicDimError
 from ember.runtime import Array, Executable, put
 from ember.runtime.executable import runs_in_parallel, wait_for_readers
@@ -163,11 +163,14 @@ class Compiled:
             tied = [i for i, d in enumerate(self._donated) if d]
             tied += [i for i, in_place in self._refs.items() if in_place]
             placement = self.lowered.placement
+            cpu = None  # code for this machine needs no check; code for a named CPU does
+            if placement.platform == "cpu" and ":" in placement.target:
+                cpu = iree_driver.cpu_features(iree_driver.target(placement.target))
             self._executable = aot.load_executable(self.vmfb, self.lowered.name,
                                                    placement.target, placement.parallel,
                                                    self._module_in_avals,
                                                    self._out_avals + self._ref_avals,
-                                                   tied=tied)
+                                                   cpu, tied)
         return self._executable
 
     def specialized(self, key: CacheKey, out_avals: Sequence[ShapedArray]) -> Compiled:
