@@ -146,6 +146,27 @@ def test_load_keeps_pytrees_and_checks_arguments(tmp_path):
         loaded(x, params)
 
 
+def test_a_saved_donating_module_donates_when_loaded(tmp_path):
+    """The module writes into a donated argument's buffer: `ember.load`'s callable donates
+    it as jit does (the caller's array becomes invalid) instead of changing it in place."""
+    n = 1 << 16
+    step = ember.jit(lambda p, g: p - 0.5 * g, donate_argnums=0)
+    lowered = step.lower(np.zeros(n, np.float32), np.zeros(n, np.float32))
+    assert lowered.unusable_donations == []  # written in place
+    lowered.compile().save(tmp_path / "step.vmfb")
+    loaded = ember.load(tmp_path / "step.vmfb")
+    p, g = ember.device_put(np.ones(n, np.float32)), ember.device_put(np.ones(n, np.float32))
+    assert_close(loaded(p, g), np.full(n, 0.5, np.float32))
+    assert p.is_deleted() and not g.is_deleted()
+    with pytest.raises(RuntimeError, match="donated to"):
+        np.asarray(p)
+    host = np.ones(n, np.float32)  # host data is copied in, never written
+    assert_close(loaded(host, g), np.full(n, 0.5, np.float32))
+    assert (host == 1).all()
+    with pytest.raises(ValueError, match="same array at argument 0 and argument 1"):
+        loaded(g, g)
+
+
 def test_load_rejects_what_ember_did_not_make(tmp_path):
     with pytest.raises(ValueError, match="requires a .vmfb made by IREE"):
         ember.load(b"not a module")

@@ -23,7 +23,9 @@ from ember.runtime import Array, Executable, put
 from ember.runtime import device as _device
 from ember.runtime import get as get_device
 from ember.runtime.device import cpu_model, missing_cpu_features, platform_of
-from ember.runtime.executable import compiled_parallel, entry_name
+from ember.runtime.executable import compiled_parallel, entry_name, wait_for_readers
+
+from . import donation
 
 _NS = tree_util.NAMESPACE
 ABI_KEY = "ember.abi"
@@ -81,7 +83,10 @@ def decode_tree(encoded: Any) -> optree.PyTreeSpec | None:
 
 
 def abi(name: str, target: str, in_tree: optree.PyTreeSpec, in_avals: Sequence[ShapedArray],
-        out_tree: optree.PyTreeSpec, out_avals: Sequence[ShapedArray]) -> str:
+        out_tree: optree.PyTreeSpec, out_avals: Sequence[ShapedArray],
+        donated: Sequence[bool] = ()) -> str:
+    """The signature a module carries: `ember.load` checks calls against it, and donates
+    the arguments `donated` names (the module may write into their buffers)."""
     from ember.compiler import iree_driver  # compiling: loading a module needs no compiler
 
     cpu = {}
@@ -92,6 +97,7 @@ def abi(name: str, target: str, in_tree: optree.PyTreeSpec, in_avals: Sequence[S
         "version": ABI_VERSION, "name": name, "target": target, **cpu,
         "in_tree": encode_tree(in_tree), "in_avals": [a.str_short() for a in in_avals],
         "out_tree": encode_tree(out_tree), "out_avals": [a.str_short() for a in out_avals],
+        "donated": [i for i, d in enumerate(donated) if d],
     }, separators=(",", ":"))
 
 
@@ -124,6 +130,8 @@ class Loaded:
             self.out_avals = tuple(parse_short(s) for s in meta["out_avals"])
             self._in_tree = decode_tree(meta["in_tree"])
             self._out_tree = decode_tree(meta["out_tree"])
+            donated = {int(i) for i in meta.get("donated", ())}
+            self._donated = tuple(i in donated for i in range(len(self.in_avals)))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise ValueError(f"ember.load requires a well-formed {ABI_KEY} signature; "
                              f"{source} has a damaged one ({type(e).__name__}: {e}). "
@@ -131,6 +139,7 @@ class Loaded:
         _check_declaration(source, reflection, self.in_avals, self.out_avals)
         self._parallel = compiled_parallel(module.lookup_function(entry_name(module)))
         self._cpu = (str(meta.get("cpu", "")), frozenset(meta.get("cpu_features", ())))
+        self._tied = [i for i, d in enumerate(self._donated) if d]
         self._executable: Executable | None = None
         self._at_sizes: dict[tuple, Executable] = {}
 
@@ -145,7 +154,7 @@ class Loaded:
         if self._executable is None:
             self._executable = load_executable(self.vmfb, self.name, self.target,
                                                self._parallel, self.in_avals, self.out_avals,
-                                               self._cpu)
+                                               self._cpu, self._tied)
         return self._executable
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -159,6 +168,11 @@ class Loaded:
         executable, sizes = self.executable, {}
         arrays = [self._check(i, x, aval, executable, sizes) for i, (x, aval)
                   in enumerate(zip(leaves, self.in_avals, strict=True))]
+        if self._tied:  # as under jit: donated arrays are invalid from here
+            paths = [f"argument {i}" for i in range(len(arrays))]
+            donation.check_distinct(self.name, leaves, self._donated, paths)
+            arrays = donation.take(arrays, self._donated, self.name)
+            wait_for_readers()  # no call still reads what this one overwrites
         if sizes:  # symbolic dims (ember-compile --arg f32[?,784]): results at these sizes
             at = tuple(sizes.items())
             if at not in self._at_sizes:

@@ -88,7 +88,7 @@ class Traced:
                 parallel = True
         placement = compilation.place(self.key.device, parallel)
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
-                      self.out_tree, self.out_avals)
+                      self.out_tree, self.out_avals, self.donated)
         module = pipeline.clone(self.module)
         decisions = pipeline.optimize(module, self.donated)
         texts = {"traced": self.ir, "ember": str(module)}
