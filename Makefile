@@ -32,4 +32,9 @@ bench: $(STAMP)
 irdl: $(STAMP)
 	$(PY) -m ember.dialect.irdl > dialect/ember.irdl.mlir
 
-.PHONY: venv demo test bench irdl
+# The host half of the GPU check: CUDA modules and the runtime-only wheels in gpu_bundle/;
+# on the GPU machine: python3 gpu_bundle/gpu_check.py run gpu_bundle
+gpu-bundle: $(STAMP)
+	$(PY) -m ember.tools.gpu_check build gpu_bundle
+
+.PHONY: venv demo test bench irdl gpu-bundle
