@@ -22,11 +22,28 @@ func.func @unsigned(%x: tensor<3xui32>, %y: tensor<3xui32>) -> tensor<3xi1> {
 // A plain 2-D float contraction is linalg.matmul (IREE's fast path); others are generics.
 // CHECK-LABEL: func.func @contractions
 // CHECK: linalg.matmul
+// CHECK-NOT: arith.extf
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-NOT: arith.truncf
 func.func @contractions(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3x4xf32>, %d: tensor<2x4x5xf32>) -> (tensor<3x5xf32>, tensor<2x3x5xf32>) {
   %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
   %1 = "ember.dot_general"(%c, %d) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
   return %0, %1 : tensor<3x5xf32>, tensor<2x3x5xf32>
+}
+
+// bf16 and f16 contractions accumulate in f32 and round once (as XLA); f32 ones do not
+// convert at all (@contractions above has neither extf nor truncf).
+// CHECK-LABEL: func.func @narrow_contractions
+// CHECK: linalg.matmul ins({{.*}} : tensor<3x4xbf16>, tensor<4x5xbf16>) outs({{.*}} : tensor<3x5xf32>)
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: arith.mulf {{.*}} : f32
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK-NOT: arith.extf
+func.func @narrow_contractions(%a: tensor<3x4xbf16>, %b: tensor<4x5xbf16>, %c: tensor<2x3x4xf16>, %d: tensor<2x4x5xf16>) -> (tensor<3x5xbf16>, tensor<2x3x5xf16>) {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<3x4xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
+  %1 = "ember.dot_general"(%c, %d) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<2x3x4xf16>, tensor<2x4x5xf16>) -> tensor<2x3x5xf16>
+  return %0, %1 : tensor<3x5xbf16>, tensor<2x3x5xf16>
 }
 
 // Reductions fill the identity (-inf for max) and reduce the listed axes.
