@@ -26,6 +26,13 @@ class Target:
 
 
 _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"  # else IREE computes float64 in float32
+# IREE's CPU code approximates these functions in float32 but calls libm for float64 ones
+# (`tanh`, `sin`, ...), which an embedded ELF cannot import: a module that needs them is a
+# system shared library instead, its calls resolved against the process's libm at load.
+LIBM_F64 = frozenset({"ember.sin", "ember.cos", "ember.tan", "ember.asin", "ember.acos",
+                      "ember.atan", "ember.atan2", "ember.tanh", "ember.log2", "ember.cbrt",
+                      "ember.rem"})
+_SYSTEM_LIBRARY = "--iree-llvmcpu-link-embedded=false"
 _CPU = Target("cpu", (
         "--iree-hal-target-device=local",
         "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -149,6 +156,11 @@ def _known_cpus() -> tuple[str, ...]:
 
 
 _PROBE = "func.func @probe(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }"
+
+
+def linking_libm(tgt: Target) -> Target:
+    """`tgt` (a CPU target) compiling to a system library that may call libm."""
+    return Target(tgt.name, (*tgt.flags, _SYSTEM_LIBRARY))
 
 
 @functools.cache

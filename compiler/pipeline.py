@@ -77,6 +77,25 @@ def _ember_ops(root: mlir.Operation) -> set[str]:
     return found
 
 
+def calls_libm(module: mlir.Module) -> bool:
+    """Whether CPU code for `module` calls libm (float64 functions IREE does not
+    approximate, iree_driver.LIBM_F64)."""
+    found = False
+
+    def visit(op: mlir.Operation) -> mlir.WalkResult:
+        nonlocal found
+        if op.name in iree_driver.LIBM_F64 and any(
+                mlir.ShapedType(v.type).element_type.typeid == mlir.F64Type.static_typeid
+                for v in op.operands):
+            found = True
+            return mlir.WalkResult.INTERRUPT
+        return mlir.WalkResult.ADVANCE
+
+    with eir.LOCK, module.context:
+        module.operation.walk(visit)
+    return found
+
+
 def clone(module: mlir.Module) -> mlir.Module:
     with eir.LOCK, eir.context():
         return mlir.Module.parse(str(module))
@@ -98,9 +117,10 @@ def _versions() -> tuple[str, str]:
         f"{iree_version.VERSION} {iree_version.REVISIONS.get('IREE', '')}")
 
 
-def cache_key(ember_text: str, target: str = "cpu", abi: str = "") -> DiskKey:
+def cache_key(ember_text: str, target: str | iree_driver.Target = "cpu",
+              abi: str = "") -> DiskKey:
     """The persistent-cache key: every input that decides the compiled bytes, by name."""
-    tgt = iree_driver.target(target)
+    tgt = iree_driver.target(target) if isinstance(target, str) else target
     ember, iree = _versions()
     cpu = ()
     if tgt.name.partition(":")[0] in iree_driver.TARGETS:  # "host" compiles for this machine's CPU

@@ -144,8 +144,16 @@ def keeping_signed_zero(template: str) -> str:
 {{r}} = arith.select {is_zero}, {{0}}, {value} : {{t}}""")
 
 
+def libm_in_float64(template: str, fn: str) -> ScalarBody:
+    """`template` for float16 and float32; float64 calls libm's `fn`, which reduces any
+    argument exactly (the module is then a system library, iree_driver.LIBM_F64)."""
+    f64 = f"{{r}} = math.{fn} {{0}} : {{t}}"
+    return lambda k, attrs: f64 if attrs.get("dst_bits") == 64 else template
+
+
 # IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
-# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder.
+# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder
+# (in float32; float64 calls libm).
 TRIG_BODY = """{x0} = arith.constant 0.15915494309189535 : {t}
 {x1} = arith.mulf {0}, {x0} : {t}
 {x2} = math.roundeven {x1} : {t}

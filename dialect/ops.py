@@ -22,6 +22,7 @@ from .families import (
     elementwise,
     highest,
     keeping_signed_zero,
+    libm_in_float64,
     lowest,
     reduction,
     same_dtypes,
@@ -576,9 +577,10 @@ LOG = unary_float("log", "log", silent_ref(np.log))
 SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt))
 RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
 TANH = unary_float("tanh", "tanh", silent_ref(np.tanh))
-SIN = elementwise("sin", 1, {"f": keeping_signed_zero(TRIG_BODY.replace("FN", "sin"))},
-                  silent_ref(np.sin), kinds="f")
-COS = elementwise("cos", 1, {"f": TRIG_BODY.replace("FN", "cos")}, silent_ref(np.cos), kinds="f")
+SIN = elementwise("sin", 1, libm_in_float64(
+    keeping_signed_zero(TRIG_BODY.replace("FN", "sin")), "sin"), silent_ref(np.sin), kinds="f")
+COS = elementwise("cos", 1, libm_in_float64(TRIG_BODY.replace("FN", "cos"), "cos"),
+                  silent_ref(np.cos), kinds="f")
 FLOOR = unary_float("floor", "floor", np.floor)
 CEIL = unary_float("ceil", "ceil", np.ceil)
 SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}",

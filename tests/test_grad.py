@@ -62,22 +62,12 @@ def _bind(op):
     return lambda *xs: bind(op, *xs)
 
 
-# float64 forms IREE cannot compile yet (#16: they call libm): checked in float32 against
-# the float64 finite differences of the NumPy reference.
-F64_MISSING = {O.LOG2, O.CBRT, O.TANH, O.SIN, O.COS, O.TAN, O.ASIN, O.ACOS, O.ATAN,
-               O.ERF, O.ATAN2, O.REM}
-
-
 @pytest.mark.parametrize("op", sorted(UNARY, key=lambda o: o.name), ids=lambda o: o.name)
 def test_unary_rules_match_finite_differences(op):
     lo, hi = UNARY[op]
     x = np.linspace(lo, hi, 7)
     f, w = _bind(op), np.arange(1.0, 8.0)
     want = _numeric_grad(lambda v: np.sum(op.reference(v) * w), x)
-    if op in F64_MISSING:
-        g = ember.grad(lambda v: jnp.sum(f(v) * w.astype(np.float32)))(x.astype(np.float32))
-        assert_close(np.asarray(g, np.float64), want, rtol=2e-5, atol=2e-5)
-        return
     with setting("ember_enable_x64", True):
         g = np.asarray(ember.grad(lambda v: jnp.sum(f(v) * w))(x))
     assert_close(g, want, rtol=1e-5, atol=1e-6)
@@ -94,15 +84,12 @@ def test_binary_rules_match_finite_differences(op):
     f = _bind(op)
     want_a = _numeric_grad(lambda u: np.sum(op.reference(u, b)), a)
     want_b = _numeric_grad(lambda v: np.sum(op.reference(a, v)), b)
-    x64 = op not in F64_MISSING
-    dtype = np.float64 if x64 else np.float32
-    with setting("ember_enable_x64", x64):
-        ga, gb = (np.asarray(g, np.float64) for g in ember.grad(
-            lambda u, v: jnp.sum(f(u, v)), argnums=(0, 1))(a.astype(dtype), b.astype(dtype)))
-    tol = 1e-5 if x64 else 2e-5
-    assert_close(ga, want_a, rtol=tol, atol=tol)
+    with setting("ember_enable_x64", True):
+        ga, gb = (np.asarray(g) for g in ember.grad(
+            lambda u, v: jnp.sum(f(u, v)), argnums=(0, 1))(a, b))
+    assert_close(ga, want_a, rtol=1e-5, atol=1e-5)
     if op is not O.COPYSIGN:  # copysign's derivative in the sign operand is zero
-        assert_close(gb, want_b, rtol=tol, atol=tol)
+        assert_close(gb, want_b, rtol=1e-5, atol=1e-5)
 
 
 STRUCTURAL = {

@@ -58,21 +58,27 @@ class Placement:
     target: str  # an iree_driver target name: "cpu", "cpu-async", "cuda:sm_90", ...
     platform: str  # a runtime platform: "cpu", "cuda", ...
     parallel: bool
+    libm: bool = False  # CPU code calling libm: a system library, not an embedded ELF
+
+    def compile_target(self) -> iree_driver.Target:
+        tgt = iree_driver.target(self.target)
+        return iree_driver.linking_libm(tgt) if self.libm else tgt
 
 
-def place(device: str, parallel: bool = False) -> Placement:
+def place(device: str, parallel: bool = False, libm: bool = False) -> Placement:
     """The placement for a device name; on the CPU, `parallel` code (big enough to repay
-    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them. Raises
-    ValueError naming the choices for an unknown device."""
+    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them, and
+    code that calls libm (`libm`: see iree_driver.LIBM_F64) is linked as a system library.
+    Raises ValueError naming the choices for an unknown device."""
     kind, colon, arch = device.partition(":")
-    parallel = kind == "cpu" and parallel
+    parallel, libm = kind == "cpu" and parallel, kind == "cpu" and libm
     name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
     target = iree_driver.target(name).name
-    return Placement(device, target, platform_of(target), parallel)
+    return Placement(device, target, platform_of(target), parallel, libm)
 
 
-def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray], target: str,
-            abi: str = "", event: str = "compile") -> bytes:
+def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],
+            target: iree_driver.Target, abi: str = "", event: str = "compile") -> bytes:
     """The vmfb for lowered `texts`, from disk when an identical program was compiled."""
     signature = str([a.str_short() for a in in_avals])
     cache = disk_cache()
@@ -90,7 +96,7 @@ def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray], t
         if config.read("ember_explain_cache_misses"):
             logger.warning("PERSISTENT CACHE MISS for %s: %s", name, why)
     start = time.perf_counter()
-    vmfb = iree_driver.compile_text(texts["linalg"], iree_driver.target(target), name=name)
+    vmfb = iree_driver.compile_text(texts["linalg"], target, name=name)
     events.emit(event)
     seconds = time.perf_counter() - start
     if config.read("ember_log_compiles"):

@@ -86,7 +86,7 @@ class Traced:
                                             loops.trip_work(self.module.operation))
             except SymbolicDimError:  # sizes known only at run time (ahead-of-time code)
                 parallel = True
-        placement = compilation.place(self.key.device, parallel)
+        placement = compilation.place(self.key.device, parallel, pipeline.calls_libm(self.module))
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
                       self.out_tree, self.out_avals, self.donated)
         module = pipeline.clone(self.module)
@@ -127,7 +127,8 @@ class Lowered:
     def compile(self) -> Compiled:
         traced = self.traced
         vmfb = compilation.to_vmfb(self._texts, self.name, traced.module_in_avals,
-                                   self.placement.target, self._abi, event=traced.event)
+                                   self.placement.compile_target(), self._abi,
+                                   event=traced.event)
         return Compiled(self, vmfb)
 
 
