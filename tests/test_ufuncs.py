@@ -190,3 +190,31 @@ def test_only_float64_libm_functions_make_a_system_library():
         assert not ember.jit(enp.exp).lower(x64).placement.libm
         assert not ember.jit(enp.tanh).lower(x64.astype(np.float32)).placement.libm
         assert not ember.jit(enp.tanh, device="cuda").lower(x64).placement.libm
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_erfc_keeps_its_digits_in_the_tail(dtype):
+    """erfc(x) was 1 - erf(x): 0 from x = 4 in float32 (JAX: 1.5e-8). Against math.erfc,
+    relatively, as far as the dtype reaches (JAX's float64 erfc is within 6e-14)."""
+    import math
+
+    from ember.scipy import special
+
+    top = {np.float16: 4.0, np.float32: 9.0, np.float64: 26.0}[dtype]
+    tol = {np.float16: 1e-3, np.float32: 1e-6, np.float64: 5e-15}[dtype]
+
+    @few_examples(6)
+    @given(hnp.arrays(dtype, 32, elements=st.floats(-6, top, width=np.finfo(dtype).bits)))
+    def check(x):
+        with setting("ember_enable_x64", dtype == np.float64):
+            got = np.asarray(special.erfc(x))
+        assert got.dtype == dtype
+        want = np.array([math.erfc(v) for v in x.astype(np.float64)])
+        assert_close(got.astype(np.float64), want, rtol=tol, atol=float(np.finfo(dtype).tiny))
+
+    check()
+    special_values = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], dtype)
+    with setting("ember_enable_x64", dtype == np.float64):
+        got = np.asarray(special.erfc(special_values))
+    assert_close(got[[0, 1, 3, 4]], np.array([0, 2, 1, 1], dtype))
+    assert np.isnan(got[2])
