@@ -1,5 +1,5 @@
 """`ember.scipy`: the parts of `jax.scipy` that ember has."""
 
-from . import special
+from . import linalg, special
 
-__all__ = ["special"]
+__all__ = ["linalg", "special"]

@@ -1,0 +1,262 @@
+"""`ember.numpy.linalg`: norms, solves, inverses, determinants and the Cholesky factor, batched
+over leading dimensions as in `jax.numpy.linalg`.
+
+The factorizations are loops of ember ops (`lax.fori_loop`, one trip a column) whose every
+trip is whole-matrix elementwise work with masks, so each trip is one fused kernel and
+nothing has a shape that depends on the trip: O(n^3) work, O(n) trips. Gauss-Jordan
+elimination with partial pivoting gives `solve`, `inv`, `det` and `slogdet`; the
+left-looking column Cholesky gives `cholesky`; substitution gives `solve_triangular`. Each
+function is jitted: an eager call is one module, a call under jit inlines.
+
+This module comes after the rest of `ember.numpy` (it builds on `ember.lax`'s loops); `import
+ember` makes it `ember.numpy.linalg`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import lax
+from ember import numpy as enp
+from ember._src import dtypes
+from ember._src.jit import jit
+
+__all__ = ["cholesky", "det", "inv", "matrix_power", "norm", "slogdet", "solve",
+           "solve_triangular"]
+
+
+def _float_matrix(name: str, a: Any, square: bool = True) -> Any:
+    a = enp.asarray(a)
+    if a.ndim < 2 or (square and a.shape[-1] != a.shape[-2]):
+        raise ValueError(f"jnp.linalg.{name} requires {'square ' if square else ''}matrices "
+                         f"(..., n, n) as its argument, got shape {tuple(a.shape)}")
+    if a.dtype.kind != "f":
+        a = a.astype(dtypes.default_float())
+    return a
+
+
+def _index(n: int) -> Any:
+    return enp.arange(n, dtype=np.int32)
+
+
+def _column(m: Any, k: Any) -> Any:
+    """m[..., :, k] for a traced k."""
+    starts = [0] * (m.ndim - 1) + [k]
+    return lax.dynamic_slice(m, starts, (*m.shape[:-1], 1))[..., 0]
+
+
+def _row(m: Any, k: Any) -> Any:
+    """m[..., k, :] for a traced k."""
+    starts = [0] * (m.ndim - 2) + [k, 0]
+    return lax.dynamic_slice(m, starts, (*m.shape[:-2], 1, m.shape[-1]))[..., 0, :]
+
+
+def _eliminate(m: Any, n: int, singular_ok: bool) -> tuple[Any, Any, Any]:
+    """Gauss-Jordan elimination with partial pivoting of the first n columns of m
+    (..., n, n + k): returns m with those columns made the identity (the solution in the
+    others), the pivots (..., n) and the permutation's sign (...). With `singular_ok`, a
+    zero pivot leaves its column as it is (det is then 0, not nan)."""
+    rows = _index(n)
+
+    def step(k, state):
+        m, pivots, sign = state
+        column = _column(m, k)
+        magnitude = enp.where(rows >= k, enp.abs(column), -1)
+        p = enp.argmax(magnitude, axis=-1).astype(np.int32)  # (...)
+        order = enp.where(rows == k, p[..., None], enp.where(rows == p[..., None], k, rows))
+        m = enp.take_along_axis(m, order[..., :, None], axis=-2)
+        sign = enp.where(p == k, sign, -sign)
+        column = _column(m, k)
+        pivot = enp.sum(enp.where(rows == k, column, 0), axis=-1)  # m[..., k, k]
+        divisor = enp.where(pivot == 0, 1, pivot) if singular_ok else pivot
+        pivot_row = _row(m, k) / divisor[..., None]
+        factors = enp.where(rows == k, 0, column)
+        m = m - factors[..., :, None] * pivot_row[..., None, :]
+        m = enp.where((rows == k)[:, None], pivot_row[..., None, :], m)
+        pivots = enp.where(rows == k, pivot[..., None], pivots)
+        return m, pivots, sign
+
+    batch = m.shape[:-2]
+    init = (m, enp.ones((*batch, n), m.dtype), enp.ones(batch, m.dtype))
+    return lax.fori_loop(0, n, step, init)
+
+
+@jit
+def solve(a: Any, b: Any) -> Any:
+    """x with a @ x = b: b of shape (n,) or (..., n, k), as in NumPy 2 and JAX."""
+    a = _float_matrix("solve", a)
+    b = enp.asarray(b).astype(a.dtype)
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ValueError(f"jnp.linalg.solve requires b of shape ({n},) or (..., {n}, k) for a "
+                         f"of shape {tuple(a.shape)}, got {tuple(enp.shape(b))}")
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = enp.broadcast_to(a, (*batch, n, n))
+    b = enp.broadcast_to(b, (*batch, n, b.shape[-1]))
+    m, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), n, singular_ok=False)
+    x = m[..., n:]
+    return x[..., 0] if vector else x
+
+
+@jit
+def inv(a: Any) -> Any:
+    a = _float_matrix("inv", a)
+    n = a.shape[-1]
+    return solve(a, enp.broadcast_to(enp.eye(n, dtype=a.dtype), a.shape))
+
+
+@jit
+def slogdet(a: Any) -> tuple[Any, Any]:
+    """(sign, log|det|), as jnp.linalg.slogdet; sign 0 and log -inf for a singular a."""
+    a = _float_matrix("slogdet", a)
+    _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
+    sign = sign * enp.prod(enp.sign(pivots), axis=-1)
+    return sign, enp.sum(enp.log(enp.abs(pivots)), axis=-1)
+
+
+@jit
+def det(a: Any) -> Any:
+    a = _float_matrix("det", a)
+    _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
+    return sign * enp.prod(pivots, axis=-1)
+
+
+@jit
+def cholesky(a: Any) -> Any:
+    """The lower factor L of a = L L^T (a symmetrized first, as JAX does); nan where a is
+    not positive definite."""
+    a = _float_matrix("cholesky", a)
+    a = (a + enp.swapaxes(a, -1, -2)) / 2
+    n = a.shape[-1]
+    rows = _index(n)
+
+    def step(j, factor):
+        # column j of a, less what the columns before j already hold (the rest are zero)
+        v = _column(a, j) - enp.sum(factor * _row(factor, j)[..., None, :], axis=-1)
+        d = enp.sqrt(enp.sum(enp.where(rows == j, v, 0), axis=-1))  # sqrt(v[..., j])
+        column = enp.where(rows > j, v / d[..., None], enp.where(rows == j, d[..., None], 0))
+        return factor + column[..., :, None] * (rows == j)[None, :]
+
+    return lax.fori_loop(0, n, step, enp.zeros_like(a))
+
+
+def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
+                     unit_diagonal: bool = False) -> Any:
+    """x with op(a) @ x = b for a triangular a, as jax.scipy.linalg.solve_triangular (trans
+    0/'N', 1/'T', 2/'C'); only a's triangle is read. b of shape (n,) or (..., n, k)."""
+    trans = {"N": 0, "T": 1, "C": 2}.get(trans, trans) if isinstance(trans, str) else trans
+    if trans not in (0, 1, 2):
+        raise ValueError(f"solve_triangular requires trans in 0, 1, 2, 'N', 'T', 'C', got "
+                         f"{trans!r}")
+    return _solve_triangular(a, b, trans != 0, bool(lower), bool(unit_diagonal))
+
+
+@jit(static_argnums=(2, 3, 4))
+def _solve_triangular(a: Any, b: Any, transpose: bool, lower: bool, unit: bool) -> Any:
+    a = _float_matrix("solve_triangular", a)
+    b = enp.asarray(b).astype(a.dtype)
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    if b.shape[-2] != n:
+        raise ValueError(f"solve_triangular requires b of shape ({n},) or (..., {n}, k) for "
+                         f"a of shape {tuple(a.shape)}, got {tuple(enp.shape(b))}")
+    if transpose:
+        a, lower = enp.swapaxes(a, -1, -2), not lower
+    keep = enp.tril(enp.ones((n, n), bool)) if lower else enp.triu(enp.ones((n, n), bool))
+    a = enp.where(keep, a, 0)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = enp.broadcast_to(a, (*batch, n, n))
+    b = enp.broadcast_to(b, (*batch, n, b.shape[-1]))
+    rows = _index(n)
+
+    def step(i, x):
+        k = i if lower else n - 1 - i  # forward or back substitution
+        row = _row(a, k)  # (..., n): the unknowns not yet found are zero in x
+        rhs = _row(b, k) - enp.sum(row[..., :, None] * x, axis=-2)
+        if not unit:
+            rhs = rhs / enp.sum(enp.where(rows == k, row, 0), axis=-1)[..., None]
+        return enp.where((rows == k)[:, None], rhs[..., None, :], x)
+
+    x = lax.fori_loop(0, n, step, enp.zeros_like(b))
+    return x[..., 0] if vector else x
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """a multiplied by itself n times (n an int; negative: of the inverse), by squaring."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"jnp.linalg.matrix_power requires an integer power n, got {n!r}")
+    a = enp.asarray(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"jnp.linalg.matrix_power requires square matrices (..., n, n), "
+                         f"got shape {tuple(a.shape)}")
+    if n < 0:
+        a, n = inv(a), -n
+    result = None
+    while True:
+        if n & 1:
+            result = a if result is None else enp.matmul(result, a)
+        n >>= 1
+        if not n:
+            break
+        a = enp.matmul(a, a)
+    if result is None:
+        return enp.broadcast_to(enp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    return result
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
+    """Vector norms (ord None, 2, 1, inf, -inf, 0, any p) and matrix norms (None, 'fro', 1,
+    -1, inf, -inf) over `axis`, as jnp.linalg.norm; the singular-value norms (ord 2, -2,
+    'nuc' of matrices) need an SVD, which Ember does not have yet."""
+    x = enp.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(dtypes.default_float())
+    if axis is None:
+        if ord is None:
+            out = enp.sqrt(enp.sum(x * x))
+            return enp.reshape(out, (1,) * x.ndim) if keepdims else out
+        axis = tuple(range(x.ndim)) if x.ndim <= 2 else None
+        if axis is None:
+            raise ValueError(f"jnp.linalg.norm requires axis for ord={ord!r} on an array of "
+                             f"{x.ndim} dimensions")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(a % x.ndim for a in axes)
+    a = enp.abs(x)
+    if len(axes) == 1:
+        if ord is None or ord == 2:
+            return enp.sqrt(enp.sum(x * x, axis=axes, keepdims=keepdims))
+        if ord == np.inf:
+            return enp.max(a, axis=axes, keepdims=keepdims)
+        if ord == -np.inf:
+            return enp.min(a, axis=axes, keepdims=keepdims)
+        if ord == 0:
+            return enp.sum(x != 0, axis=axes, keepdims=keepdims).astype(x.dtype)
+        if ord == 1:
+            return enp.sum(a, axis=axes, keepdims=keepdims)
+        if isinstance(ord, str):
+            raise ValueError(f"jnp.linalg.norm: ord {ord!r} is a matrix norm; a vector norm "
+                             f"(axis={axis!r}) takes a number")
+        p = float(ord)
+        return enp.sum(a ** p, axis=axes, keepdims=keepdims) ** (1 / p)
+    if len(axes) != 2 or axes[0] == axes[1]:
+        raise ValueError(f"jnp.linalg.norm requires one axis or two distinct axes, got "
+                         f"{axis!r}")
+    rows, cols = axes
+    if ord is None or ord == "fro":
+        return enp.sqrt(enp.sum(x * x, axis=axes, keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        sum_over, then = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = enp.sum(a, axis=sum_over, keepdims=True)
+        pick = enp.max if ord in (1, np.inf) else enp.min
+        out = pick(sums, axis=then, keepdims=True)
+        return out if keepdims else enp.squeeze(out, axis=axes)
+    raise NotImplementedError(f"jnp.linalg.norm with ord={ord!r} of a matrix needs its "
+                              f"singular values; Ember has no SVD yet (ord None, 'fro', 1, -1, "
+                              f"inf and -inf work)")

@@ -1,0 +1,131 @@
+"""ember.numpy.linalg and ember.scipy.linalg against NumPy/SciPy in float64 (and JAX for the
+conventions), with tolerances scaled by the condition number, batched and under jit."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+from conftest import few_examples
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as jnp
+import ember.scipy.linalg as elinalg
+from helpers import assert_close, setting
+
+SHAPES = [(3, 3), (2, 2, 5, 5)]  # a few shapes: each one is a compile
+EPS = {np.float32: 1.2e-7, np.float64: 2.3e-16}
+
+
+def _matrices(seed: int, shape, dtype, spd: bool = False) -> np.ndarray:
+    """Well-conditioned but not diagonal-dominant: Q1 diag(s) Q2 with s in [0.5, 2]."""
+    rng = np.random.default_rng(seed)
+    n = shape[-1]
+    q1 = np.linalg.qr(rng.standard_normal((*shape[:-2], n, n)))[0]
+    q2 = q1 if spd else np.linalg.qr(rng.standard_normal((*shape[:-2], n, n)))[0]
+    s = rng.uniform(0.5, 2.0, (*shape[:-2], 1, n)) * rng.choice([-1, 1], (*shape[:-2], 1, n))
+    s = np.abs(s) if spd else s
+    return ((q1 * s) @ np.swapaxes(q2, -1, -2)).astype(dtype)
+
+
+def _close(got, want, tol: float) -> None:
+    got = np.asarray(got)
+    assert_close(got, np.asarray(want).astype(got.dtype), rtol=tol, atol=tol)
+
+
+def _tol(dtype, a) -> float:
+    return 50 * EPS[dtype] * float(np.max(np.linalg.cond(a.astype(np.float64))))
+
+
+cases = st.tuples(st.sampled_from(SHAPES), st.integers(0, 2**31), st.booleans())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_solve_inv_det_slogdet_match_numpy(dtype):
+    @few_examples(4)
+    @given(cases, st.integers(1, 3))
+    def check(case, k):
+        shape, seed, under_jit = case
+        a = _matrices(seed, shape, dtype)
+        b = np.random.default_rng(seed + 1).standard_normal((*shape[:-1], k)).astype(dtype)
+        wrap = ember.jit if under_jit else (lambda f: f)
+        tol = _tol(dtype, a)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        with setting("ember_enable_x64", dtype == np.float64):
+            x = np.asarray(wrap(jnp.linalg.solve)(a, b))
+            assert x.dtype == dtype and x.shape == b.shape
+            _close(x, np.linalg.solve(a64, b64), tol)
+            _close(wrap(jnp.linalg.inv)(a), np.linalg.inv(a64), tol)
+            _close(wrap(jnp.linalg.det)(a), np.linalg.det(a64), tol)
+            sign, logdet = wrap(jnp.linalg.slogdet)(a)
+            want_sign, want_log = np.linalg.slogdet(a64)
+            _close(sign, want_sign, 0)
+            _close(logdet, want_log, tol)
+
+    check()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cholesky_and_triangular_solves_match_scipy(dtype):
+    @few_examples(4)
+    @given(cases, st.booleans(), st.sampled_from([0, 1, "T"]), st.booleans())
+    def check(case, lower, trans, unit):
+        shape, seed, under_jit = case
+        spd = _matrices(seed, shape, dtype, spd=True)
+        tol = _tol(dtype, spd)
+        wrap = ember.jit if under_jit else (lambda f: f)
+        with setting("ember_enable_x64", dtype == np.float64):
+            factor = np.asarray(wrap(jnp.linalg.cholesky)(spd))
+            _close(factor, np.linalg.cholesky(spd.astype(np.float64)), tol)
+            assert_close(np.asarray(elinalg.cholesky(spd)), np.swapaxes(factor, -1, -2))
+            a, b = spd[(0,) * (spd.ndim - 2)], spd[(0,) * (spd.ndim - 2)][:, :1]
+            a = a + np.eye(a.shape[-1], dtype=dtype)  # triangles of it are well conditioned
+            x = np.asarray(wrap(lambda a, b: elinalg.solve_triangular(
+                a, b, trans=trans, lower=lower, unit_diagonal=unit))(a, b))
+            want = scipy.linalg.solve_triangular(a.astype(np.float64), b.astype(np.float64),
+                                                 trans=trans, lower=lower, unit_diagonal=unit)
+            _close(x, want, 100 * tol)
+
+    check()
+
+
+def test_conventions_match_jax(jax):
+    """Singular matrices (det 0, slogdet sign 0 and -inf), vectors as b, norms."""
+    import jax.numpy as jjnp
+
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    assert float(jnp.linalg.det(singular)) == 0.0 == float(jjnp.linalg.det(singular))
+    sign, logdet = jnp.linalg.slogdet(np.zeros((3, 3), np.float32))
+    assert float(sign) == 0.0 and float(logdet) == -np.inf
+    a = _matrices(3, (4, 4), np.float32)
+    v = np.arange(4, dtype=np.float32)
+    assert jnp.linalg.solve(a, v).shape == (4,)
+    assert_close(np.asarray(jnp.linalg.solve(a, v)), np.asarray(jjnp.linalg.solve(a, v)),
+                 rtol=1e-5, atol=1e-5)
+    x = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    for ord_, axis in [(None, None), (None, 1), (2, -1), (1, 0), (np.inf, 2), (-np.inf, 1),
+                       (0, 2), (3, 1), (0.5, 0), ("fro", (1, 2)), (1, (1, 2)),
+                       (-1, (2, 1)), (np.inf, (0, 2)), (-np.inf, (1, 2))]:
+        for keepdims in (False, True):
+            got = jnp.linalg.norm(x, ord_, axis, keepdims)
+            want = jjnp.linalg.norm(x, ord_, axis, keepdims)
+            assert got.shape == want.shape, (ord_, axis, keepdims)
+            assert_close(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-6)
+    _close(jnp.linalg.norm(x[0]), np.linalg.norm(x[0]), 1e-6)
+    m = a[:3, :3]
+    for n in (0, 1, 3, -2):
+        _close(jnp.linalg.matrix_power(m, n), np.linalg.matrix_power(m.astype(np.float64), n),
+               1e-4)
+
+
+def test_errors_name_the_function_and_the_fix():
+    with pytest.raises(ValueError, match=r"linalg.inv requires square matrices .* \(3, 4\)"):
+        jnp.linalg.inv(np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match=r"solve requires b of shape \(3,\) or"):
+        jnp.linalg.solve(np.eye(3, dtype=np.float32), np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="integer power"):
+        jnp.linalg.matrix_power(np.eye(2), 1.5)
+    with pytest.raises(NotImplementedError, match="no SVD yet"):
+        jnp.linalg.norm(np.eye(3, dtype=np.float32), 2)
+    with pytest.raises(ValueError, match="trans in 0, 1, 2"):
+        elinalg.solve_triangular(np.eye(2), np.ones(2), trans="X")
