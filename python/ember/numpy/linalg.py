@@ -55,32 +55,38 @@ def _row(m: Any, k: Any) -> Any:
 
 def _eliminate(m: Any, n: int, singular_ok: bool) -> tuple[Any, Any, Any]:
     """Gauss-Jordan elimination with partial pivoting of the first n columns of m
-    (..., n, n + k): returns m with those columns made the identity (the solution in the
-    others), the pivots (..., n) and the permutation's sign (...). With `singular_ok`, a
-    zero pivot leaves its column as it is (det is then 0, not nan)."""
+    (..., n, n + k). Rows are not swapped: step k takes as pivot the unused row p with the
+    largest |m[p, k]|, scales it to 1 there and clears column k in every other row. Returns
+    the remaining columns in pivot order (the solution), the pivots (..., n) and the sign of
+    the permutation (...). With `singular_ok`, a zero pivot is left unscaled (det is then
+    0, not nan)."""
     rows = _index(n)
 
     def step(k, state):
-        m, pivots, sign = state
+        m, used, order, pivots = state
         column = _column(m, k)
-        magnitude = enp.where(rows >= k, enp.abs(column), -1)
-        p = enp.argmax(magnitude, axis=-1).astype(np.int32)  # (...)
-        order = enp.where(rows == k, p[..., None], enp.where(rows == p[..., None], k, rows))
-        m = enp.take_along_axis(m, order[..., :, None], axis=-2)
-        sign = enp.where(p == k, sign, -sign)
-        column = _column(m, k)
-        pivot = enp.sum(enp.where(rows == k, column, 0), axis=-1)  # m[..., k, k]
+        p = enp.argmax(enp.where(used, -1, enp.abs(column)), axis=-1).astype(np.int32)
+        is_p = rows == p[..., None]  # (..., n)
+        pivot = enp.sum(enp.where(is_p, column, 0), axis=-1)
         divisor = enp.where(pivot == 0, 1, pivot) if singular_ok else pivot
-        pivot_row = _row(m, k) / divisor[..., None]
-        factors = enp.where(rows == k, 0, column)
-        m = m - factors[..., :, None] * pivot_row[..., None, :]
-        m = enp.where((rows == k)[:, None], pivot_row[..., None, :], m)
+        pivot_row = enp.take_along_axis(m, p[..., None, None], axis=-2) / divisor[..., None,
+                                                                                   None]
+        m = enp.where(is_p[..., :, None], pivot_row,
+                      m - enp.where(is_p, 0, column)[..., :, None] * pivot_row)
+        order = enp.where(rows == k, p[..., None], order)
         pivots = enp.where(rows == k, pivot[..., None], pivots)
-        return m, pivots, sign
+        return m, used | is_p, order, pivots
 
     batch = m.shape[:-2]
-    init = (m, enp.ones((*batch, n), m.dtype), enp.ones(batch, m.dtype))
-    return lax.fori_loop(0, n, step, init)
+    init = (m, enp.zeros((*batch, n), bool), enp.zeros((*batch, n), np.int32),
+            enp.ones((*batch, n), m.dtype))
+    m, _, order, pivots = lax.fori_loop(0, n, step, init)
+    # the permutation's sign: the parity of its inversions (pairs i < j, order[i] > order[j])
+    inversions = enp.sum((order[..., :, None] > order[..., None, :]) & (rows[:, None] < rows),
+                         axis=(-1, -2))
+    sign = enp.where(inversions % 2 == 0, 1, -1).astype(m.dtype)
+    solution = enp.take_along_axis(m[..., n:], order[..., :, None], axis=-2)
+    return solution, pivots, sign
 
 
 @jit
@@ -98,8 +104,7 @@ def solve(a: Any, b: Any) -> Any:
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = enp.broadcast_to(a, (*batch, n, n))
     b = enp.broadcast_to(b, (*batch, n, b.shape[-1]))
-    m, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), n, singular_ok=False)
-    x = m[..., n:]
+    x, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), n, singular_ok=False)
     return x[..., 0] if vector else x
 
 
