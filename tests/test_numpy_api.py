@@ -334,3 +334,87 @@ def test_variance_correction_is_ddof():
                      getattr(jnp, f)(x, axis=1, correction=1), rtol=1e-6)
     with pytest.raises(ValueError, match="var requires ddof or correction"):
         enp.var(x, ddof=1, correction=1)
+
+
+V = np.array([0.5, -1.0, 3.0, 2.0, 2.0, np.nan], np.float32)
+SORTED = np.array([-1.0, 0.5, 2.0, 2.0, 3.0, np.nan], np.float32)
+INTS = np.array([0, 3, 1, 3, 7, 0], np.int32)
+W = np.array([0.5, 1.0, 2.0, 1.0], np.float32)
+ADDED = {  # the array API's and NumPy's functions added for #16: each against jax.numpy
+    "concat": lambda np_: np_.concat([FINITE, X], axis=1),
+    "permute_dims": lambda np_: np_.permute_dims(FINITE[None], (2, 0, 1)),
+    "matrix_transpose": lambda np_: np_.matrix_transpose(FINITE[None]),
+    "pow": lambda np_: np_.pow(np.abs(FINITE), 1.5),
+    "bitwise_invert": lambda np_: np_.bitwise_invert(INTS),
+    "unstack": lambda np_: np_.unstack(FINITE, axis=1),
+    "dstack": lambda np_: np_.dstack([FINITE, FINITE]),
+    "column_stack": lambda np_: np_.column_stack([W, W]),
+    "meshgrid_xy": lambda np_: np_.meshgrid(W, V[:3], INTS[:2].astype(np.float32)),
+    "meshgrid_ij_sparse": lambda np_: np_.meshgrid(W, V[:3], indexing="ij", sparse=True),
+    "diff": lambda np_: np_.diff(FINITE, n=2, axis=1),
+    "diff_prepend": lambda np_: np_.diff(FINITE, axis=0, prepend=0.0, append=FINITE[:1]),
+    "diff_bool": lambda np_: np_.diff(FINITE > 0),
+    "heaviside": lambda np_: np_.heaviside(X, 0.5),
+    "sinc": lambda np_: np_.sinc(FINITE),
+    "ldexp": lambda np_: np_.ldexp(FINITE, INTS[:4]),
+    "modf": lambda np_: np_.modf(X),
+    "real_imag_conj": lambda np_: (np_.real(FINITE), np_.imag(FINITE), np_.conj(FINITE)),
+    "angle": lambda np_: np_.angle(np.array([-2.0, -0.0, 0.0, 3.0, np.nan], np.float32)),
+    "angle_deg": lambda np_: np_.angle(FINITE, deg=True),
+    "quantile": lambda np_: np_.quantile(FINITE, 0.3, axis=1),
+    "quantile_many": lambda np_: np_.quantile(FINITE, np.array([0.0, 0.25, 1.0]), axis=0,
+                                              keepdims=True),
+    "percentile": lambda np_: np_.percentile(FINITE, 75),
+    "quantile_nan": lambda np_: np_.quantile(X, 0.5, axis=1),
+    "average": lambda np_: np_.average(FINITE, axis=1, weights=W),
+    "average_returned": lambda np_: np_.average(FINITE, axis=0, returned=True),
+    "nanvar": lambda np_: np_.nanvar(np.where(np.isinf(X), 1.0, X), axis=1, ddof=1),
+    "nanstd": lambda np_: np_.nanstd(np.where(np.isinf(X), 1.0, X)),
+    "cov": lambda np_: np_.cov(FINITE),
+    "cov_y": lambda np_: np_.cov(FINITE[0], W, bias=True),
+    "corrcoef": lambda np_: np_.corrcoef(FINITE, rowvar=False),
+    "vecdot": lambda np_: np_.vecdot(FINITE, W),
+    "cross": lambda np_: np_.cross(FINITE[:, :3], FINITE[::-1, 1:]),
+    "cross_2d": lambda np_: np_.cross(FINITE[:, :2], FINITE[:, 2:]),
+    "logspace": lambda np_: np_.logspace(0, 2, 5, base=2.0),
+    "tril_triu_indices": lambda np_: (*np_.tril_indices(4, -1), *np_.triu_indices(3, 1, 5)),
+    "diag_indices": lambda np_: np_.diag_indices(3),
+    "indices": lambda np_: np_.indices((2, 3)),
+    "searchsorted": lambda np_: (np_.searchsorted(SORTED, V), np_.searchsorted(SORTED, V,
+                                                                               side="right")),
+    "searchsorted_sorter": lambda np_: np_.searchsorted(V[:5], W, sorter=np.argsort(V[:5])),
+    "interp": lambda np_: np_.interp(np.array([-3.0, 0.0, 0.5, 1.7, 2.0, 9.0], np.float32),
+                                     SORTED[:5], W.repeat(2)[:5]),
+    "bincount": lambda np_: np_.bincount(INTS, minlength=9, length=9),
+    "bincount_weights": lambda np_: np_.bincount(INTS, weights=V.clip(0, 1), length=4),
+    "clip_array_api": lambda np_: np_.clip(FINITE, min=-0.5, max=2.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADDED))
+def test_added_functions_match_jax(name):
+    """Under jit: one compile a case (eagerly each makes several)."""
+    ours, theirs = ember.jit(lambda: ADDED[name](enp))(), ADDED[name](jnp)
+    ours, theirs = (list(t) if isinstance(t, (tuple, list)) else [t] for t in (ours, theirs))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        assert np.shape(a) == np.shape(b), name
+        assert_close(np.asarray(a), np.asarray(b), rtol=2e-6, atol=1e-6)
+
+
+def test_added_functions_work_under_jit_and_say_what_they_need():
+    f = ember.jit(lambda v, q: (enp.searchsorted(SORTED, v), enp.bincount(q, length=9),
+                                enp.quantile(v, 0.5), enp.diff(v)))
+    got = f(V, INTS)
+    want = (jnp.searchsorted(SORTED, V), jnp.bincount(INTS, length=9), jnp.quantile(V, 0.5),
+            jnp.diff(V))
+    for a, b in zip(got, want, strict=True):
+        assert_close(np.asarray(a), np.asarray(b), rtol=1e-6)
+    assert_close(np.asarray(enp.bincount(INTS)), np.bincount(INTS).astype(np.int32))  # eager
+    with pytest.raises(ember.errors.ConcretizationTypeError, match="bincount under jit "
+                                                                    "requires length="):
+        ember.jit(enp.bincount)(INTS)
+    assert enp.isdtype(np.int8, "signed integer") and enp.isdtype(np.float16, "numeric")
+    assert enp.isdtype(enp.bfloat16, "real floating") and not enp.isdtype(np.uint8, "bool")
+    assert enp.isdtype(np.float32, ("integral", np.float32))
+    assert enp.__array_api_version__ == "2024.12" and enp.newaxis is None

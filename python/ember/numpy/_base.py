@@ -277,4 +277,23 @@ def size(a) -> int:
     return math.prod(shape(a))
 
 
+_KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+          "real floating": "f", "complex floating": "c", "numeric": "iufc"}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Whether `dtype` is of `kind` (a dtype, one of the array API's kind names, or a tuple
+    of them), as the array API standard defines it."""
+    dtype = np.dtype(dtype)
+    if isinstance(kind, tuple):
+        return builtins.any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"isdtype requires a dtype or one of {sorted(_KINDS)}, got "
+                             f"{kind!r}")
+        floating = dtype == ml_dtypes.bfloat16 and "f" in _KINDS[kind]
+        return dtype.kind in _KINDS[kind] or floating
+    return dtype == np.dtype(kind)
+
+
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

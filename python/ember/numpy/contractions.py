@@ -205,4 +205,33 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None,
     return result
 
 
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """The dot products of x1 and x2 along `axis` (broadcast over the rest)."""
+    x1, x2 = _promote_only(x1, x2)
+    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    if not shape or x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"vecdot requires x1 and x2 of one size along axis {axis}, got "
+                         f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
+    return _red.sum(multiply(x1, x2), axis=axis)
+
+
+def cross(a: Any, b: Any, axis: int = -1) -> Any:
+    """The cross products of 3-vectors (or 2-vectors: the z components) along `axis`."""
+    a, b = _promote_only(a, b)
+    a, b = _sh.moveaxis(a, axis, -1), _sh.moveaxis(b, axis, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError(f"cross requires vectors of 2 or 3 components along axis {axis}, "
+                         f"got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    ax, ay = a[..., 0], a[..., 1]
+    bx, by = b[..., 0], b[..., 1]
+    z = _uf.subtract(multiply(ax, by), multiply(ay, bx))
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    az = a[..., 2] if a.shape[-1] == 3 else _uf.multiply(ax, 0)
+    bz = b[..., 2] if b.shape[-1] == 3 else _uf.multiply(bx, 0)
+    x = _uf.subtract(multiply(ay, bz), multiply(az, by))
+    y = _uf.subtract(multiply(az, bx), multiply(ax, bz))
+    return _sh.moveaxis(_sh.stack([x, y, z], -1), -1, axis)
+
+
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

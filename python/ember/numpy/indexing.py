@@ -21,10 +21,12 @@ from ember import errors
 from ember.dialect import ops
 from ember.runtime import Array
 
+from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
 from .._src.dispatch import bind
 from .._src.jit import JitFunction
 from . import _base
+from . import creation as _cr
 from . import shapes as _sh
 from . import ufuncs as _uf
 from .ufuncs import _where_values
@@ -471,6 +473,87 @@ def immutable(self: Any, idx: Any, value: Any) -> None:
     raise TypeError(f"'{type(self).__name__}' object does not support item assignment: ember "
                     f"arrays are immutable, as in JAX. Use x = x.at[idx].set(value) (or .add, "
                     f".multiply, .min, .max) for a functional update.")
+
+
+def _sort_less(x: Any, y: Any) -> Any:
+    """x < y in sort order: NaN after every number."""
+    return _uf.logical_or(_uf.less(x, y), _uf.logical_and(_uf.isnan(y),
+                                                          _uf.logical_not(_uf.isnan(x))))
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None,
+                 *, method: str = "scan") -> Any:
+    """Where v's values would go in the sorted 1-d a to keep it sorted: a binary search of
+    ceil(log2(n + 1)) unrolled steps, each a gather (NaN sorts last, as in NumPy)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted requires side 'left' or 'right', got {side!r}")
+    a = _base.asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted requires a 1-d array a, got shape {tuple(a.shape)}")
+    if sorter is not None:
+        a = _sh.take(a, sorter)
+    a, v = _base._promote_only(a, v)
+    n = a.shape[0]
+    lo = _uf.multiply(_cr.zeros(v.shape, np.int32), 1)
+    hi = _uf.add(lo, n)
+    for _ in range(max(n, 1).bit_length()):
+        active = _uf.less(lo, hi)
+        mid = _uf.right_shift(_uf.add(lo, hi), 1)
+        probe = _sh.take(a, _uf.minimum(mid, max(n - 1, 0)), mode="clip") if n else v
+        go = _sort_less(probe, v) if side == "left" else _uf.logical_not(_sort_less(v, probe))
+        go = _uf.logical_and(active, go)
+        lo = _where_values(go, _uf.add(mid, 1), lo)
+        hi = _where_values(_uf.logical_and(active, _uf.logical_not(go)), mid, hi)
+    return lo.astype(_dt.default_int())
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    """Piecewise-linear interpolation of (xp, fp) at x; xp increasing."""
+    if period is not None:
+        raise NotImplementedError("interp does not support period yet")
+    xp, fp = _base.asarray(xp), _base.asarray(fp)
+    if xp.ndim != 1 or xp.shape != fp.shape or xp.shape[0] == 0:
+        raise ValueError(f"interp requires 1-d xp and fp of one non-zero length, got shapes "
+                         f"{tuple(xp.shape)} and {tuple(fp.shape)}")
+    x, xp, fp = _base._promote_only(x, xp, fp)
+    if x.dtype.kind != "f":
+        x, xp, fp = (t.astype(_dt.default_float()) for t in (x, xp, fp))
+    n = xp.shape[0]
+    i = _uf.clip(searchsorted(xp, x, side="right"), 1, max(n - 1, 1))
+    before = _uf.subtract(i, 1)
+    x0, x1 = _sh.take(xp, before, mode="clip"), _sh.take(xp, i, mode="clip")
+    f0, f1 = _sh.take(fp, before, mode="clip"), _sh.take(fp, i, mode="clip")
+    dx = _uf.subtract(x1, x0)
+    slope = _uf.true_divide(_uf.subtract(f1, f0), _where_values(_uf.equal(dx, 0), 1, dx))
+    out = _uf.add(f0, _uf.multiply(slope, _uf.subtract(x, x0)))
+    out = _where_values(_uf.equal(dx, 0), f0, out) if n > 1 else _uf.add(
+        _uf.multiply(x, 0), f0)
+    out = _where_values(_uf.less(x, _sh.take(xp, 0)), fp[0] if left is None else left, out)
+    return _where_values(_uf.greater(x, _sh.take(xp, n - 1)),
+                         fp[n - 1] if right is None else right, out)
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
+             length: int | None = None) -> Any:
+    """Counts (or summed weights) of each non-negative int in x. Under jit `length` must be
+    given (the result's shape cannot depend on x's values); values at or past it are
+    dropped, as in JAX."""
+    x = _base.asarray(x)
+    if x.ndim != 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"bincount requires a 1-d array of integers, got {x.dtype} of shape "
+                         f"{tuple(x.shape)}")
+    if length is None:
+        if isinstance(x, Tracer) or current_trace() is not None:
+            raise errors.ConcretizationTypeError(
+                "bincount under jit requires length= (the number of bins): the result's "
+                "shape cannot depend on the values of x")
+        length = int(np.max(np.asarray(x), initial=-1)) + 1
+    length = max(int(length), int(minlength))
+    w = _cr.ones(x.shape, _dt.default_int()) if weights is None else _base.asarray(weights)
+    zeros = _cr.zeros((length,), w.dtype)
+    keep = _uf.logical_and(_uf.greater_equal(x, 0), _uf.less(x, length))
+    return AtIndexer(zeros)[_where_values(keep, x, length)].add(w)  # length: dropped
 
 
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

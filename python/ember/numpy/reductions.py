@@ -410,6 +410,98 @@ def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _keep(a, out, axes, keepdims)
 
 
+def quantile(a: Any, q: Any, axis: Any = None, method: str = "linear",
+             keepdims: bool = False) -> Any:
+    """The q-th quantiles (q in [0, 1], a number or a static sequence) by linear
+    interpolation between the sorted values (NumPy's default method); NaN if any is NaN.
+    The quantiles' axis comes first, as in NumPy."""
+    if method != "linear":
+        raise NotImplementedError(f"quantile supports method='linear', got {method!r}")
+    qs = np.asarray(q, np.float64)
+    if qs.ndim > 1 or ((qs < 0) | (qs > 1)).any():
+        raise ValueError(f"quantile requires q in [0, 1], a number or a 1-d sequence, got {q}")
+    a = asarray(a)
+    axes = _axes("quantile", axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    x = reshape(_sh.transpose(a, kept + list(axes)),
+                tuple(a.shape[i] for i in kept) + (math.prod(a.shape[i] for i in axes),))
+    x = _to(x, x.dtype if kind(x.dtype) == "f" else _dt.default_float())
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError(f"quantile requires a non-empty reduction, got shape {a.shape}")
+    s = sort(x, axis=-1)
+    nan = _uf.isnan(s[..., n - 1])
+    outs = []
+    for p in np.atleast_1d(qs):
+        pos = p * (n - 1)
+        lo = int(np.floor(pos))
+        hi, frac = builtins.min(lo + 1, n - 1), float(pos - lo)
+        value = _uf.add(s[..., lo], _uf.multiply(_uf.subtract(s[..., hi], s[..., lo]), frac))
+        outs.append(_keep(a, where(nan, np.nan, value), axes, keepdims))
+    return outs[0] if qs.ndim == 0 else stack(outs)
+
+
+def percentile(a: Any, q: Any, axis: Any = None, method: str = "linear",
+               keepdims: bool = False) -> Any:
+    """quantile with q in percent."""
+    return quantile(a, np.asarray(q, np.float64) / 100, axis, method, keepdims)
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
+            keepdims: bool = False) -> Any:
+    """The mean, weighted by `weights` (a's shape, or 1-d along a single axis)."""
+    a = asarray(a)
+    if weights is None:
+        out = mean(a, axis=axis, keepdims=keepdims)
+        count = _uf.multiply(_sh.full_like(out, 1), a.size // builtins.max(out.size, 1))
+        return (out, count.astype(out.dtype)) if returned else out
+    w = asarray(weights)
+    if w.shape != a.shape:
+        if axis is None or isinstance(axis, (tuple, list)) or w.ndim != 1 or \
+                w.shape[0] != a.shape[axis]:
+            raise ValueError(f"average requires weights of a's shape {tuple(a.shape)}, or "
+                             f"1-d along one axis, got {tuple(w.shape)} for axis={axis!r}")
+        shape = [1] * a.ndim
+        shape[axis] = w.shape[0]
+        w = _sh.broadcast_to(reshape(w, tuple(shape)), a.shape)
+    total = sum(multiply(a, w), axis=axis, keepdims=keepdims)
+    scale = sum(_sh.broadcast_to(w, a.shape), axis=axis, keepdims=keepdims)
+    out = true_divide(total, scale)
+    return (out, scale.astype(out.dtype)) if returned else out
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
+        ddof: int | None = None) -> Any:
+    """The covariance matrix of the variables (rows of m, or columns when not rowvar)."""
+    x = asarray(m)
+    if x.ndim > 2:
+        raise ValueError(f"cov requires m of rank <= 2, got shape {tuple(x.shape)}")
+    x = reshape(x, (1, x.size)) if x.ndim < 2 else x
+    if not rowvar and x.shape[0] != 1:
+        x = _sh.transpose(x)
+    if y is not None:
+        y = asarray(y)
+        y = reshape(y, (1, y.size)) if y.ndim < 2 else y
+        if not rowvar and y.shape[0] != 1:
+            y = _sh.transpose(y)
+        x = _sh.concatenate([x, y], 0)
+    x = _to(x, x.dtype if kind(x.dtype) == "f" else _dt.default_float())
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    centered = subtract(x, mean(x, axis=1, keepdims=True))
+    out = true_divide(sum(multiply(centered[:, None, :], centered[None, :, :]), axis=-1),
+                      x.shape[1] - ddof)
+    return reshape(out, ()) if out.shape == (1, 1) else out
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True) -> Any:
+    """Pearson correlation coefficients, clipped to [-1, 1]."""
+    c = cov(x, y, rowvar)
+    if c.ndim == 0:
+        return true_divide(c, c)
+    d = sqrt(_sh.diagonal(c))
+    return _uf.clip(true_divide(true_divide(c, d[:, None]), d[None, :]), -1, 1)
+
+
 # ----------------------------------------------------------------------------- NaN-ignoring
 
 @_eager_with_statics
@@ -442,6 +534,26 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     count = sum(_uf.logical_not(_uf.isnan(a)), axis=axis, keepdims=keepdims)
     total = nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
     return _uf.true_divide(total, count)
+
+
+@_eager_with_statics
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
+           keepdims: bool = False) -> Any:
+    a = asarray(a)
+    a = _to(a, a.dtype if kind(a.dtype) == "f" else _dt.default_float())
+    valid = _uf.logical_not(_uf.isnan(a))
+    count = sum(valid, axis=axis, keepdims=True)
+    centered = where(valid, subtract(a, true_divide(nansum(a, axis=axis, keepdims=True),
+                                                    count)), 0)
+    total = sum(multiply(centered, centered), axis=axis, dtype=dtype, keepdims=keepdims)
+    count = sum(valid, axis=axis, keepdims=keepdims)
+    return true_divide(total, _uf.maximum(subtract(count, ddof), 0))
+
+
+@_eager_with_statics
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
+           keepdims: bool = False) -> Any:
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

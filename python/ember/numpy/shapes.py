@@ -535,4 +535,119 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     return _where_values(valid, out, np.asarray(fill, arr.dtype))
 
 
+newaxis = None
+
+
+def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
+    """The array API's concatenate."""
+    return concatenate(arrays, axis)
+
+
+def permute_dims(a: Any, /, axes: Sequence[int]) -> Any:
+    """The array API's transpose: `axes` is required."""
+    return transpose(a, tuple(axes))
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """The last two axes swapped (x.mT)."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose requires an array of rank >= 2, got shape "
+                         f"{tuple(x.shape)}")
+    return swapaxes(x, -1, -2)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """The slices of x along `axis`, as a tuple."""
+    x = asarray(x)
+    axis = _axis("unstack", axis, x.ndim)
+    return tuple(squeeze(_slice_axis(x, axis, i, i + 1), axis) for i in range(x.shape[axis]))
+
+
+def dstack(arrays: Sequence[Any]) -> Any:
+    arrays = [atleast_1d(x) for x in arrays]
+    arrays = [reshape(a, (1, a.size, 1)) if a.ndim == 1 else
+              reshape(a, (*a.shape, 1)) if a.ndim == 2 else a for a in arrays]
+    return concatenate(arrays, 2)
+
+
+def column_stack(arrays: Sequence[Any]) -> Any:
+    arrays = [asarray(x) for x in arrays]
+    return concatenate([reshape(a, (a.size, 1)) if a.ndim < 2 else a for a in arrays], 1)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Any]:
+    """Coordinate arrays from 1-D arrays, 'xy' (Cartesian) or 'ij' (matrix) indexing."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid requires indexing 'xy' or 'ij', got {indexing!r}")
+    xi = [ravel(x) for x in xi]
+    shape = [x.size for x in xi]
+    if indexing == "xy" and len(xi) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, x in enumerate(xi):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(xi) > 1 else i
+        view = reshape(x, tuple(x.size if d == axis else 1 for d in range(len(xi))))
+        out.append(view if sparse else broadcast_to(view, tuple(shape)))
+    return out
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    """The n-th differences along `axis`, after `prepend` and `append` (broadcast to one
+    slice where scalar)."""
+    a = asarray(a)
+    if a.ndim == 0:
+        raise ValueError("diff requires an array of rank >= 1, got a scalar")
+    if n < 0:
+        raise ValueError(f"diff requires a non-negative order n, got {n}")
+    axis = _axis("diff", axis, a.ndim)
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is None:
+            continue
+        extra = asarray(extra)
+        if extra.ndim == 0:
+            shape = list(a.shape)
+            shape[axis] = 1
+            extra = broadcast_to(extra, tuple(shape))
+        parts.append(extra)
+    a = concatenate(parts, axis) if len(parts) > 1 else a
+    for _ in range(n):
+        length = a.shape[axis]
+        later, earlier = _slice_axis(a, axis, 1, length), _slice_axis(a, axis, 0, length - 1)
+        a = _uf.not_equal(later, earlier) if a.dtype == np.bool_ else _uf.subtract(later,
+                                                                                      earlier)
+    return a
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             base: float = 10.0, dtype: Any = None) -> Any:
+    out = _uf.power(base, linspace(start, stop, num, endpoint))
+    return out if dtype is None else out.astype(dtype)
+
+
+def _index_arrays(arrays: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+    return tuple(asarray(a.astype(_dt.default_int())) for a in arrays)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    return _index_arrays(np.tril_indices(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    return _index_arrays(np.triu_indices(n, k, m))
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
+    return _index_arrays(np.diag_indices(n, ndim))
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
+    grids = np.indices(tuple(dimensions), sparse=sparse)
+    dtype = _dt.default_int() if dtype is None else dtype
+    return tuple(asarray(g.astype(dtype)) for g in grids) if sparse else asarray(
+        grids.astype(dtype))
+
+
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

@@ -133,10 +133,13 @@ def _where_values(condition, x, y):
                 _broadcast(y, shape))
 
 
-def clip(a, a_min=None, a_max=None):
-    """`a` limited to [a_min, a_max] (either may be None), with JAX's promotion."""
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - the API's names
+    """`a` limited to [a_min, a_max] (either may be None; `min`/`max` are the array API's
+    names for them), with JAX's promotion."""
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
     if a_min is None and a_max is None:
-        raise ValueError("clip requires a_min or a_max, got neither")
+        raise ValueError("clip requires a_min or a_max (min or max), got neither")
     out = asarray(a)
     if a_min is not None:
         out = maximum(out, a_min)
@@ -488,6 +491,68 @@ def select(condlist: list, choicelist: list, default: Any = 0) -> Any:
             raise TypeError(f"select requires boolean conditions, got {cond.dtype}")
         out = _where_values(cond, choice, out)
     return out
+
+
+def heaviside(x1: Any, x2: Any) -> Any:
+    """0 below zero, 1 above it, x2 at it (nan stays nan)."""
+    x1, x2 = _promoted(asarray(x1), x2)
+    step = _where_values(less(x1, 0), 0, _where_values(greater(x1, 0), 1, x2))
+    return _where_values(isnan(x1), x1, step)
+
+
+def sinc(x: Any) -> Any:
+    """sin(pi x) / (pi x), 1 at 0."""
+    x = asarray(x)
+    x = x if x.dtype.kind == "f" else x.astype(_dt.default_float())
+    is_zero = equal(x, 0)
+    px = multiply(_where_values(is_zero, 1, x), float(np.pi))
+    return _where_values(is_zero, 1, true_divide(sin(px), px))
+
+
+def ldexp(x1: Any, x2: Any) -> Any:
+    """x1 * 2**x2 for integer x2."""
+    x2 = asarray(x2)
+    if x2.dtype.kind not in "iu":
+        raise TypeError(f"ldexp requires integer exponents x2, got {x2.dtype}")
+    x1 = asarray(x1)
+    x1 = x1 if x1.dtype.kind == "f" else x1.astype(_dt.default_float())
+    return multiply(x1, exp2(x2.astype(x1.dtype)))
+
+
+def modf(x: Any) -> tuple[Any, Any]:
+    """(fractional part, integral part), both with x's sign (nan and ±inf for ±inf, as in
+    JAX)."""
+    x = asarray(x)
+    whole = trunc(x)
+    return subtract(x, whole), whole
+
+
+def real(x: Any) -> Any:
+    return asarray(x)  # every ember dtype is real
+
+
+def imag(x: Any) -> Any:
+    x = asarray(x)
+    return _cr.zeros_like(x)
+
+
+def conjugate(x: Any) -> Any:
+    return asarray(x)
+
+
+conj = conjugate
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of a real z, arctan2(0, z) as in JAX: pi for negatives and -0.0."""
+    z = asarray(z)
+    z = z if z.dtype.kind == "f" else z.astype(_dt.default_float())
+    out = arctan2(_cr.zeros_like(z), z)
+    return multiply(out, 180.0 / np.pi) if deg else out
+
+
+pow = power  # noqa: A001 - the array API's name
+bitwise_invert = invert
 
 
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]
