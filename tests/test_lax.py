@@ -223,3 +223,79 @@ def test_range_of_a_traced_value_is_a_concretization_error():
         ember.jit(f)(3)
     with pytest.raises(ConcretizationTypeError):
         ember.jit(lambda n: jnp.arange(n))(3)
+
+
+F = np.array([[1.5, -2.5, 0.5, -0.0], [3.25, -1.0, 2.0, 7.5]], np.float32)
+G = np.array([[0.5, 2.0, -1.0, 4.0], [1.0, -3.0, 2.0, 0.25]], np.float32)
+I32 = np.array([[0, -1, 7, 255], [2**31 - 1, -(2**31), 12, 3]], np.int32)
+LAX = {  # JAX's lax names Ember lacked (#16): each against jax.lax, under jit
+    "binary": lambda lx: [f(F, G) for f in (lx.add, lx.sub, lx.mul, lx.max, lx.min, lx.pow,
+                                             lx.eq, lx.ne, lx.lt, lx.le, lx.gt, lx.ge)],
+    "bitwise": lambda lx: [lx.bitwise_and(I32, 6), lx.bitwise_or(I32, 6),
+                           lx.bitwise_xor(I32, 6), lx.bitwise_not(I32)],
+    "unary": lambda lx: [f(G) for f in (lx.abs, lx.ceil, lx.floor, lx.cos, lx.cosh, lx.sin,
+                                         lx.sinh, lx.tanh, lx.exp, lx.sign, lx.neg,
+                                         lx.is_finite, lx.square, lx.logistic, lx.erfc)]
+    + [lx.log(np.abs(G)), lx.sqrt(np.abs(G)), lx.acos(G / 4), lx.asin(G / 4), lx.atan(G)],
+    "round": lambda lx: [lx.round(F), lx.round(F, 1), lx.round(np.float32(0.49999997))],
+    "integer_pow": lambda lx: [lx.integer_pow(F, 3), lx.integer_pow(F, -2)],
+    "clamp_select_n": lambda lx: [lx.clamp(-1.0, F, 2.0), lx.select_n(F > 0, F, G),
+                                  lx.select_n(np.array([[0, 1, 2, 1]] * 2, np.int32), F, G,
+                                              F * 2)],
+    "convert": lambda lx: [lx.convert_element_type(F, np.int32), lx.iota(np.int32, 5),
+                           lx.full((2, 3), 1.5, np.float32), lx.full_like(F, 2)],
+    "population_count": lambda lx: lx.population_count(I32),
+    "nextafter": lambda lx: [lx.nextafter(F, G), lx.nextafter(G, G),
+                             lx.nextafter(np.float32([0.0, 0.0, 1.0]),
+                                          np.float32([1.0, -1.0, np.nan]))],
+    "broadcast": lambda lx: [lx.broadcast(G, (3,)), lx.broadcast_in_dim(G[0], (2, 3, 4),
+                                                                         (2,)),
+                             lx.broadcast_in_dim(G[:, :1], (2, 5), (0, 1))],
+    "reshape": lambda lx: [lx.reshape(F, (4, 2)), lx.reshape(F, (4, 2), (1, 0)),
+                           lx.transpose(F, (1, 0)), lx.rev(F, (0, 1)), lx.collapse(
+                               F[None], 0, 2)],
+    "dims": lambda lx: [lx.squeeze(F[None, :, None], (0, 2)), lx.expand_dims(F, (0, 3)),
+                        lx.concatenate([F, G], 1)],
+    "slices": lambda lx: [lx.slice(F, (0, 1), (2, 4), (1, 2)), lx.slice_in_dim(F, 1, 3,
+                                                                               axis=1),
+                          lx.index_in_dim(F, 1, 1, False), lx.dynamic_slice_in_dim(F, 1, 2, 1),
+                          lx.dynamic_index_in_dim(F, 1, 0, False),
+                          lx.dynamic_update_slice_in_dim(F, G[:, :2], 1, 1),
+                          lx.dynamic_update_index_in_dim(F, G[0], 1, 0)],
+    "pad": lambda lx: [lx.pad(F, np.float32(9), [(1, 2, 1), (0, -1, 0)]),
+                       lx.pad(F, np.float32(0), [(-1, 0, 0), (2, 0, 2)])],
+    "dot": lambda lx: [lx.dot(F, G.T), lx.dot_general(
+        F[None].repeat(3, 0), G[None].repeat(3, 0), (((2,), (2,)), ((0,), (0,)))),
+        lx.dot_general(F, G, (((0,), (0,)), ((), ()))),
+        lx.dot(F, G.T, preferred_element_type=np.float32)],
+    "reductions": lambda lx: [lx.reduce_sum(F, (1,)), lx.reduce_prod(F, (0,)),
+                              lx.reduce_max(F, (0, 1)), lx.reduce_min(F, (1,)),
+                              lx.reduce_and(F > 0, (1,)), lx.reduce_or(F > 0, (1,)),
+                              lx.argmax(F, 1, np.int32), lx.argmin(F, 0, np.int32)],
+    "running": lambda lx: [lx.cumsum(F, 1), lx.cumsum(F, 1, reverse=True), lx.cumprod(F, 0),
+                           lx.cummax(F, 1, True), lx.cummin(F, 1), lx.cumlogsumexp(F, 1)],
+    "map": lambda lx: lx.map(lambda row: row * 2 + 1, F),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAX))
+def test_lax_names_match_jax(name):
+    import jax
+
+    ours = ember.jit(lambda: LAX[name](lax))()
+    theirs = LAX[name](jax.lax)
+    ours, theirs = (t if isinstance(t, list) else [t] for t in (ours, theirs))
+    for a, b in zip(ours, theirs, strict=True):
+        b = np.asarray(b)
+        assert np.shape(a) == b.shape, name
+        assert np.asarray(a).dtype == b.dtype, (name, np.asarray(a).dtype, b.dtype)
+        assert_close(np.asarray(a), b, rtol=2e-6, atol=1e-6)
+
+
+def test_lax_does_not_promote():
+    with pytest.raises(TypeError, match=r"lax.add requires arguments of one dtype, got "
+                                        r"float32, int32"):
+        lax.add(F, I32)
+    assert lax.add(F, 1).dtype == np.float32  # Python scalars are weak
+    with pytest.raises(ValueError, match="broadcast_in_dim requires"):
+        lax.broadcast_in_dim(F, (2, 4), (1, 0))

@@ -9,6 +9,7 @@ trace they run as plain Python.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -85,7 +86,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     if not branches:
         raise ValueError("switch requires at least one branch, got none")
     if current_trace() is None:
-        i = min(max(int(np.asarray(index)), 0), len(branches) - 1)
+        i = builtins.min(builtins.max(int(np.asarray(index)), 0), len(branches) - 1)
         return branches[i](*operands)
     index = enp.asarray(index)
     if index.shape != () or index.dtype.kind not in "iu":
@@ -444,3 +445,361 @@ def _erf_inv32(x: Any) -> Any:
 
 exp2, expm1, log1p, tan, atan2, cbrt = (enp.exp2, enp.expm1, enp.log1p, enp.tan, enp.arctan2,
                                         enp.cbrt)
+
+
+# ----------------------------------------------------------------------------- JAX's names
+# The rest of lax's public elementwise and structural ops, with JAX's signatures. Binary ops
+# take one dtype (Python scalars are weak and adapt): lax does not promote.
+
+def _one_dtype(name: str, *xs: Any) -> list[Any]:
+    arrays = [x for x in xs if not isinstance(x, (int, float, bool))]
+    kinds = {np.dtype(enp.asarray(x).dtype) for x in arrays}
+    if len(kinds) > 1:
+        raise TypeError(f"lax.{name} requires arguments of one dtype, got "
+                        f"{', '.join(sorted(str(k) for k in kinds))}: lax does not promote; "
+                        f"convert one with lax.convert_element_type")
+    return list(xs)
+
+
+def _binary(name: str, fn: Callable) -> Callable:
+    def op(x: Any, y: Any) -> Any:
+        return fn(*_one_dtype(name, x, y))
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+add, sub, mul = _binary("add", enp.add), _binary("sub", enp.subtract), \
+    _binary("mul", enp.multiply)
+max, min = _binary("max", enp.maximum), _binary("min", enp.minimum)  # noqa: A001
+pow = _binary("pow", enp.power)  # noqa: A001
+bitwise_and, bitwise_or, bitwise_xor = (_binary("bitwise_and", enp.bitwise_and),
+                                        _binary("bitwise_or", enp.bitwise_or),
+                                        _binary("bitwise_xor", enp.bitwise_xor))
+eq, ne = _binary("eq", enp.equal), _binary("ne", enp.not_equal)
+lt, le = _binary("lt", enp.less), _binary("le", enp.less_equal)
+gt, ge = _binary("gt", enp.greater), _binary("ge", enp.greater_equal)
+(abs, acos, asin, atan, ceil, floor, cos, cosh, sin, sinh, tanh, exp, log, sqrt, sign, neg,  # noqa: A001
+ is_finite, square, bitwise_not, conj, real, imag) = (
+    enp.abs, enp.arccos, enp.arcsin, enp.arctan, enp.ceil, enp.floor, enp.cos, enp.cosh,
+    enp.sin, enp.sinh, enp.tanh, enp.exp, enp.log, enp.sqrt, enp.sign, enp.negative,
+    enp.isfinite, enp.square, enp.bitwise_not, enp.conj, enp.real, enp.imag)
+
+
+def logistic(x: Any) -> Any:
+    x = enp.asarray(x)
+    return 1 / (1 + enp.exp(-x))
+
+
+@_base._eager_as_one_module
+def erfc(x: Any) -> Any:
+    """1 - erf(x) below 1; from 1 up, where that difference would lose every digit (erfc(4)
+    was 0 in float32), Laplace's continued fraction erfc(a) = e^(-a^2) / (sqrt(pi) K),
+    K = a + (1/2) / (a + (2/2) / (a + ...)), 40 terms in float32 and 200 in float64 (it
+    converges slowest at 1), with e^(-a^2) split as e^(-h^2) e^(-(a-h)(a+h)) for h = a in
+    sixteenths (h^2 is exact), so that a^2's rounding is not magnified. float16 and
+    bfloat16 are computed in float32."""
+    dtype = erf(x).dtype  # the float type x computes in (erf's is unused: not compiled)
+    x = enp.asarray(x).astype(np.float32 if dtype.itemsize < 4 else dtype)
+    a = enp.clip(x, 1, 30)  # erfc(30) underflows: infinity too
+    k = a
+    for n in range(200 if dtype == np.float64 else 40, 0, -1):
+        k = a + (n / 2) / k
+    h = enp.trunc(a * 16) / 16
+    tail = enp.exp(-h * h) * enp.exp(-(a - h) * (a + h)) / (k * float(np.sqrt(np.pi)))
+    return enp.where(a > 1, tail, 1 - enp.asarray(erf(x))).astype(dtype)
+
+
+def round(x: Any, rounding_method: int = 0) -> Any:  # noqa: A001
+    """To the nearest integer, halves away from zero (method 0, JAX's default) or to even
+    (method 1)."""
+    if int(rounding_method) == 1:
+        return enp.round(x)
+    x = enp.asarray(x)
+    whole = enp.trunc(x)
+    return enp.where(enp.abs(x - whole) >= 0.5, whole + enp.sign(x), whole)
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """x ** y for a static integer y (products; reciprocal for negative y)."""
+    if isinstance(y, bool) or not isinstance(y, (int, np.integer)):
+        raise TypeError(f"lax.integer_pow requires a static integer exponent, got {y!r}")
+    return enp.power(x, int(y))
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002 - JAX's argument names
+    return enp.minimum(enp.maximum(x, min), max)
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """cases[which] elementwise: `which` boolean (two cases) or an integer index."""
+    if not cases:
+        raise ValueError("lax.select_n requires at least one case, got none")
+    which = enp.asarray(which)
+    out = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        pick = enp.logical_not(which) if which.dtype == np.bool_ else which == i
+        out = enp.where(pick, cases[i], out)
+    return out
+
+
+def convert_element_type(operand: Any, new_dtype: Any) -> Any:
+    return enp.asarray(operand).astype(new_dtype)
+
+
+def population_count(x: Any) -> Any:
+    """The number of set bits of each integer."""
+    x = enp.asarray(x)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"lax.population_count requires integers, got {x.dtype}")
+    count = enp.zeros_like(x)
+    for bit in range(x.dtype.itemsize * 8):
+        count = count + enp.bitwise_and(shift_right_logical(x, bit), 1)
+    return count
+
+
+def nextafter(x1: Any, x2: Any) -> Any:
+    """The next float after x1 towards x2 (x2 where they are equal, nan where either is)."""
+    x1, x2 = _one_dtype("nextafter", x1, x2)
+    x1, x2 = _base._promote_only(x1, x2)
+    if x1.dtype.kind != "f":
+        raise TypeError(f"lax.nextafter requires floats, got {x1.dtype}")
+    ints = np.dtype(f"int{x1.dtype.itemsize * 8}")
+    bits = bitcast_convert_type(x1, ints)
+    away = (x1 < x2) == (x1 > 0)  # away from zero: the magnitude's bits grow
+    step = bitcast_convert_type(enp.where(away, bits + 1, bits - 1), x1.dtype)
+    tiny = bitcast_convert_type(enp.ones_like(bits), x1.dtype)  # the least subnormal
+    from_zero = enp.where(x2 > 0, tiny, -tiny)
+    out = enp.where(x1 == 0, from_zero, step)
+    out = enp.where(x1 == x2, x2, out)
+    return enp.where(enp.isnan(x1) | enp.isnan(x2), x1 + x2, out)
+
+
+def iota(dtype: Any, size: int) -> Any:
+    return enp.arange(size, dtype=dtype)
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+    return enp.full(shape, fill_value, dtype)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    x = enp.asarray(x)
+    return enp.full(x.shape if shape is None else shape, fill_value,
+                    x.dtype if dtype is None else dtype)
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+    """operand with dims of `sizes` added in front."""
+    operand = enp.asarray(operand)
+    return enp.broadcast_to(operand, (*sizes, *operand.shape))
+
+
+def broadcast_in_dim(operand: Any, shape: Sequence[int],
+                     broadcast_dimensions: Sequence[int]) -> Any:
+    """operand's dim i becomes dim broadcast_dimensions[i] of `shape` (size 1 or equal)."""
+    operand = enp.asarray(operand)
+    dims = tuple(broadcast_dimensions)
+    if len(dims) != operand.ndim or list(dims) != sorted(set(dims)) or any(
+            not 0 <= d < len(shape) or operand.shape[i] not in (1, shape[d])
+            for i, d in enumerate(dims)):
+        raise ValueError(f"lax.broadcast_in_dim requires one increasing dimension of {shape} "
+                         f"per operand dim, each of size 1 or equal, got {dims} for shape "
+                         f"{tuple(operand.shape)}")
+    view = enp.reshape(operand, tuple(operand.shape[dims.index(d)] if d in dims else 1
+                                      for d in range(len(shape))))
+    return enp.broadcast_to(view, tuple(shape))
+
+
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    operand = enp.asarray(operand)
+    if dimensions is not None:
+        operand = enp.transpose(operand, tuple(dimensions))
+    return enp.reshape(operand, tuple(new_sizes))
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    return enp.transpose(operand, tuple(permutation))
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    return enp.flip(operand, tuple(dimensions)) if dimensions else enp.asarray(operand)
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+    return enp.squeeze(array, tuple(dimensions)) if dimensions else enp.asarray(array)
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+    out = enp.asarray(array)
+    for d in sorted(d % (out.ndim + len(dimensions)) for d in dimensions):
+        out = enp.expand_dims(out, d)
+    return out
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    return enp.concatenate(_one_dtype("concatenate", *operands), axis=dimension)
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    operand = enp.asarray(operand)
+    stop = operand.ndim if stop_dimension is None else stop_dimension
+    shape = operand.shape
+    size = int(np.prod(shape[start_dimension:stop]))
+    return enp.reshape(operand, (*shape[:start_dimension], size, *shape[stop:]))
+
+
+def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
+          strides: Sequence[int] | None = None) -> Any:
+    operand = enp.asarray(operand)
+    strides = strides or (1,) * operand.ndim
+    return operand[tuple(builtins.slice(s, e, k) for s, e, k
+                         in zip(start_indices, limit_indices, strides, strict=True))]
+
+
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Any:
+    operand = enp.asarray(operand)
+    index = [builtins.slice(None)] * operand.ndim
+    index[axis] = builtins.slice(start_index, limit_index, stride)
+    return operand[tuple(index)]
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    out = slice_in_dim(operand, index, index + 1 if index != -1 else None, 1, axis)
+    return out if keepdims else enp.squeeze(out, axis)
+
+
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int,
+                         axis: int = 0) -> Any:
+    operand = enp.asarray(operand)
+    starts = [0] * operand.ndim
+    starts[axis] = start_index
+    sizes = list(operand.shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0,
+                         keepdims: bool = True) -> Any:
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else enp.squeeze(out, axis)
+
+
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any,
+                                axis: int) -> Any:
+    operand = enp.asarray(operand)
+    starts = [0] * operand.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int) -> Any:
+    operand, update = enp.asarray(operand), enp.asarray(update)
+    if update.ndim == operand.ndim - 1:
+        update = enp.expand_dims(update, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]):
+    """Each dim padded by (low, high, interior): `interior` values between elements, low and
+    high at the ends (negative ones crop), as lax.pad."""
+    operand = enp.asarray(operand)
+    if len(padding_config) != operand.ndim:
+        raise ValueError(f"lax.pad requires one (low, high, interior) per dim of "
+                         f"{tuple(operand.shape)}, got {padding_config}")
+    out = operand
+    for axis, (lo, hi, interior) in enumerate(padding_config):
+        if interior < 0:
+            raise ValueError(f"lax.pad requires interior padding >= 0, got {interior}")
+        n = out.shape[axis]
+        if interior and n > 1:
+            shape = list(out.shape)
+            shape[axis] = n + (n - 1) * interior
+            index = [builtins.slice(None)] * out.ndim
+            index[axis] = builtins.slice(None, None, interior + 1)
+            out = enp.full(tuple(shape), padding_value, out.dtype).at[tuple(index)].set(out)
+        widths = [(0, 0)] * out.ndim
+        widths[axis] = (builtins.max(lo, 0), builtins.max(hi, 0))
+        out = enp.pad(out, widths, constant_values=padding_value)
+        index = [builtins.slice(None)] * out.ndim
+        index[axis] = builtins.slice(-lo if lo < 0 else None, hi if hi < 0 else None)
+        out = out[tuple(index)]
+    return out
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    lhs, rhs = _one_dtype("dot", lhs, rhs)
+    out = enp.dot(lhs, rhs)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None) -> Any:
+    """JAX's dot_general: ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch));
+    the result's dims are the batch dims, then lhs's free dims, then rhs's."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = (enp.asarray(x) for x in _one_dtype("dot_general", lhs, rhs))
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    lnames, rnames = [None] * lhs.ndim, [None] * rhs.ndim
+    for i, j in zip(lb, rb, strict=True):
+        lnames[i] = rnames[j] = next(letters)
+    for i, j in zip(lc, rc, strict=True):
+        lnames[i] = rnames[j] = next(letters)
+    lnames = [n or next(letters) for n in lnames]
+    rnames = [n or next(letters) for n in rnames]
+    out = [lnames[i] for i in lb] + [n for i, n in enumerate(lnames) if i not in (*lb, *lc)] + \
+        [n for i, n in enumerate(rnames) if i not in (*rb, *rc)]
+    result = enp.einsum(f"{''.join(lnames)},{''.join(rnames)}->{''.join(out)}", lhs, rhs)
+    return result if preferred_element_type is None else result.astype(preferred_element_type)
+
+
+def _reducer(name: str, fn: Callable) -> Callable:
+    def reduce_op(operand: Any, axes: Sequence[int]) -> Any:
+        return fn(operand, axis=tuple(axes))
+
+    reduce_op.__name__ = reduce_op.__qualname__ = name
+    return reduce_op
+
+
+reduce_sum, reduce_prod = _reducer("reduce_sum", enp.sum), _reducer("reduce_prod", enp.prod)
+reduce_max, reduce_min = _reducer("reduce_max", enp.max), _reducer("reduce_min", enp.min)
+reduce_and, reduce_or = _reducer("reduce_and", enp.all), _reducer("reduce_or", enp.any)
+
+
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
+    return enp.argmax(operand, axis=axis).astype(index_dtype)
+
+
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
+    return enp.argmin(operand, axis=axis).astype(index_dtype)
+
+
+def _running(name: str, fn: Callable) -> Callable:
+    def running(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+        operand = enp.asarray(operand)
+        if not reverse:
+            return fn(operand, axis=axis)
+        return enp.flip(fn(enp.flip(operand, axis), axis=axis), axis)
+
+    running.__name__ = running.__qualname__ = name
+    return running
+
+
+cumsum, cumprod = _running("cumsum", enp.cumsum), _running("cumprod", enp.cumprod)
+cummax, cummin = _running("cummax", enp.cummax), _running("cummin", enp.cummin)
+
+
+def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """log(cumsum(exp(x))), shifted by the running maximum so that it cannot overflow."""
+    operand = enp.asarray(operand)
+    top = cummax(operand, axis, reverse)
+    shifted = cumsum(enp.exp(operand - enp.max(operand, axis=axis, keepdims=True)), axis,
+                     reverse)
+    out = enp.log(shifted) + enp.max(operand, axis=axis, keepdims=True)
+    return enp.where(enp.isneginf(top), top, out)
+
+
+def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
+    """f applied to each leading slice of xs (a pytree), one after another, as a scan."""
+    return scan(lambda carry, x: (carry, f(x)), None, xs)[1]

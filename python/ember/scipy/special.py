@@ -20,23 +20,8 @@ def erfinv(x: Any) -> Any:
     return lax.erf_inv(x)
 
 
-@_base._eager_as_one_module
 def erfc(x: Any) -> Any:
-    """1 - erf(x) below 1; from 1 up, where that difference would lose every digit (erfc(4)
-    was 0 in float32), Laplace's continued fraction erfc(a) = e^(-a^2) / (sqrt(pi) K),
-    K = a + (1/2) / (a + (2/2) / (a + ...)), 40 terms in float32 and 200 in float64 (it
-    converges slowest at 1), with e^(-a^2) split as e^(-h^2) e^(-(a-h)(a+h)) for h = a in
-    sixteenths (h^2 is exact), so that a^2's rounding is not magnified. float16 and
-    bfloat16 are computed in float32."""
-    dtype = erf(x).dtype  # the float type x computes in (erf's is unused: not compiled)
-    x = enp.asarray(x).astype(np.float32 if dtype.itemsize < 4 else dtype)
-    a = enp.clip(x, 1, 30)  # erfc(30) underflows: infinity too
-    k = a
-    for n in range(200 if dtype == np.float64 else 40, 0, -1):
-        k = a + (n / 2) / k
-    h = enp.trunc(a * 16) / 16
-    tail = enp.exp(-h * h) * enp.exp(-(a - h) * (a + h)) / (k * float(np.sqrt(np.pi)))
-    return enp.where(a > 1, tail, 1 - erf(x)).astype(dtype)
+    return lax.erfc(x)
 
 
 def expit(x: Any) -> Any:
