@@ -388,6 +388,10 @@ ADDED = {  # the array API's and NumPy's functions added for #16: each against j
     "bincount": lambda np_: np_.bincount(INTS, minlength=9, length=9),
     "bincount_weights": lambda np_: np_.bincount(INTS, weights=V.clip(0, 1), length=4),
     "clip_array_api": lambda np_: np_.clip(FINITE, min=-0.5, max=2.5),
+    "nextafter": lambda np_: (np_.nextafter(X, FINITE), np_.nextafter(
+        np.float32([0.0, 0.0, -0.0, 1.0, np.inf]), np.float32([1.0, -1.0, -1.0, 1.0, 0.0]))),
+    "repeat_traced": lambda np_: np_.repeat(FINITE, INTS[:4] % 3, axis=1,
+                                            total_repeat_length=7),
 }
 
 
@@ -417,6 +421,11 @@ def test_added_functions_work_under_jit_and_say_what_they_need():
     for a, b in zip(got, want, strict=True):
         assert_close(np.asarray(a), np.asarray(b), rtol=1e-6)
     assert_close(np.asarray(enp.bincount(INTS)), np.bincount(INTS).astype(np.int32))  # eager
+    counts = enp.asarray(INTS[:4] % 3)
+    assert_close(np.asarray(enp.repeat(FINITE, counts, axis=1)),  # eager: counts are known
+                 np.repeat(FINITE, INTS[:4] % 3, axis=1))
+    with pytest.raises(TypeError, match="total_repeat_length"):
+        ember.jit(lambda r: enp.repeat(FINITE, r, axis=1))(counts)
     with pytest.raises(ember.errors.ConcretizationTypeError, match="bincount under jit "
                                                                     "requires length="):
         ember.jit(enp.bincount)(INTS)

@@ -559,20 +559,11 @@ def population_count(x: Any) -> Any:
 
 
 def nextafter(x1: Any, x2: Any) -> Any:
-    """The next float after x1 towards x2 (x2 where they are equal, nan where either is)."""
-    x1, x2 = _one_dtype("nextafter", x1, x2)
-    x1, x2 = _base._promote_only(x1, x2)
+    """The next float after x1 towards x2 (floats of one dtype)."""
+    x1, x2 = _base._promote_only(*_one_dtype("nextafter", x1, x2))
     if x1.dtype.kind != "f":
         raise TypeError(f"lax.nextafter requires floats, got {x1.dtype}")
-    ints = np.dtype(f"int{x1.dtype.itemsize * 8}")
-    bits = bitcast_convert_type(x1, ints)
-    away = (x1 < x2) == (x1 > 0)  # away from zero: the magnitude's bits grow
-    step = bitcast_convert_type(enp.where(away, bits + 1, bits - 1), x1.dtype)
-    tiny = bitcast_convert_type(enp.ones_like(bits), x1.dtype)  # the least subnormal
-    from_zero = enp.where(x2 > 0, tiny, -tiny)
-    out = enp.where(x1 == 0, from_zero, step)
-    out = enp.where(x1 == x2, x2, out)
-    return enp.where(enp.isnan(x1) | enp.isnan(x2), x1 + x2, out)
+    return enp.nextafter(x1, x2)
 
 
 def iota(dtype: Any, size: int) -> Any:

@@ -256,14 +256,26 @@ def tile(a: Any, reps: int | Sequence[int]) -> Any:
 
 def repeat(a: Any, repeats: int | Sequence[int], axis: int | None = None,
            total_repeat_length: int | None = None) -> Any:
-    """Static repeat counts (one for all, or one per element along `axis`)."""
+    """Repeat counts (one for all, or one per element along `axis`): concrete ones (ints,
+    lists, arrays outside a trace), or traced ones with `total_repeat_length`, the result's
+    length (cut there, or padded with the last element, as in JAX)."""
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis("repeat", axis, a.ndim)
-    if hasattr(repeats, "aval"):
-        raise TypeError("repeat requires concrete repeats (they set the result shape); pass "
-                        "a Python int or list")
+    if isinstance(repeats, Array) and current_trace() is None:
+        repeats = np.asarray(repeats)  # eager: its values are known
+    if hasattr(repeats, "aval") or total_repeat_length is not None:
+        if total_repeat_length is None:
+            raise TypeError("repeat requires concrete repeats, or total_repeat_length= with "
+                            "traced ones (the counts set the result's shape)")
+        counts = asarray(repeats).astype(np.int32)
+        n = a.shape[axis]
+        ends = bind(ops.CUMULATIVE, _broadcast(counts, (n,)), axis=0, combiner="sum")
+        positions = _cr.arange(total_repeat_length, dtype=np.int32)
+        index = _uf.minimum(bind(ops.REDUCE_SUM, _uf.less_equal(
+            ends[None, :], positions[:, None]).astype(np.int32), axes=(1,)), n - 1)
+        return bind(ops.TAKE, a, index, axis=axis)
     counts = np.asarray(repeats)
     if counts.ndim == 0:
         r = int(counts)

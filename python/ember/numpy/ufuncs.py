@@ -551,6 +551,23 @@ def angle(z: Any, deg: bool = False) -> Any:
     return multiply(out, 180.0 / np.pi) if deg else out
 
 
+def nextafter(x1: Any, x2: Any) -> Any:
+    """The next float after x1 towards x2 (x2 where they are equal, nan where either is):
+    x1's bits, one up or down."""
+    x1, x2 = _promoted(asarray(x1), x2)
+    if x1.dtype.kind != "f":
+        x1, x2 = x1.astype(_dt.default_float()), x2.astype(_dt.default_float())
+    ints = np.dtype(f"int{x1.dtype.itemsize * 8}")
+    bits = bind(ops.BITCAST_CONVERT, x1, dtype=ints)
+    away = equal(less(x1, x2), greater(x1, 0))  # away from zero: the magnitude's bits grow
+    step = bind(ops.BITCAST_CONVERT, _where_values(away, add(bits, 1), subtract(bits, 1)),
+                dtype=x1.dtype)
+    tiny = bind(ops.BITCAST_CONVERT, _cr.ones_like(bits), dtype=x1.dtype)  # least subnormal
+    out = _where_values(equal(x1, 0), _where_values(greater(x2, 0), tiny, negative(tiny)), step)
+    out = _where_values(equal(x1, x2), x2, out)
+    return _where_values(logical_or(isnan(x1), isnan(x2)), add(x1, x2), out)
+
+
 pow = power  # noqa: A001 - the array API's name
 bitwise_invert = invert
 
