@@ -433,3 +433,34 @@ def test_added_functions_work_under_jit_and_say_what_they_need():
     assert enp.isdtype(enp.bfloat16, "real floating") and not enp.isdtype(np.uint8, "bool")
     assert enp.isdtype(np.float32, ("integral", np.float32))
     assert enp.__array_api_version__ == "2024.12" and enp.newaxis is None
+
+
+UNIQUE_INPUTS = [np.array([[3, 1, 2], [3, 3, 0]], np.int32),
+                 np.array([2.0, np.nan, 1.0, np.nan, 2.0, -0.0, 0.0], np.float32),
+                 np.array([True, False, True])]
+
+
+@pytest.mark.parametrize("i", range(len(UNIQUE_INPUTS)))
+def test_unique_family_matches_jax(i):
+    """Eagerly (the count of values is known) and under jit with size=; NaNs merged by
+    jnp.unique, distinct in the array API's unique_*; -0.0 vs 0.0: the first in x."""
+    x = UNIQUE_INPUTS[i]
+    cases = {
+        "unique": lambda np_: np_.unique(x, return_index=True, return_inverse=True,
+                                         return_counts=True),
+        "unique_all": lambda np_: tuple(np_.unique_all(x)),
+        "unique_counts": lambda np_: tuple(np_.unique_counts(x)),
+        "unique_inverse": lambda np_: tuple(np_.unique_inverse(x)),
+        "unique_values": lambda np_: (np_.unique_values(x),),
+    }
+    for name, case in cases.items():
+        for got, want in zip(case(enp), case(jnp), strict=True):
+            assert_close(np.asarray(got), np.asarray(want))
+            assert np.signbit(np.asarray(got)).tolist() == np.signbit(np.asarray(want)).tolist()
+    sized = ember.jit(lambda v: enp.unique(v, return_counts=True, size=6, fill_value=0))(x)
+    for got, want in zip(sized, jnp.unique(x, return_counts=True, size=6, fill_value=0),
+                         strict=True):
+        assert_close(np.asarray(got), np.asarray(want))
+    with pytest.raises(ember.errors.ConcretizationTypeError, match="unique_values under jit "
+                                                                    "requires size="):
+        ember.jit(enp.unique_values)(x)

@@ -12,7 +12,16 @@ from . import _base, contractions, creation, reductions, shapes, ufuncs
 from ._base import *  # noqa: F403
 from .contractions import *  # noqa: F403
 from .creation import *  # noqa: F403
-from .indexing import bincount, interp, searchsorted
+from .indexing import (
+    bincount,
+    interp,
+    searchsorted,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from .reductions import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
@@ -20,4 +29,6 @@ from .ufuncs import *  # noqa: F403
 __array_api_version__ = "2024.12"
 
 __all__ = [n for m in (_base, creation, ufuncs, shapes, reductions, contractions)
-           for n in m.__all__] + ["bincount", "interp", "searchsorted"]
+           for n in m.__all__] + [
+    "bincount", "interp", "searchsorted", "unique", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values"]

@@ -13,7 +13,7 @@ points here.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .._src.dispatch import bind
 from .._src.jit import JitFunction
 from . import _base
 from . import creation as _cr
+from . import reductions as _red
 from . import shapes as _sh
 from . import ufuncs as _uf
 from .ufuncs import _where_values
@@ -554,6 +555,92 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
     zeros = _cr.zeros((length,), w.dtype)
     keep = _uf.logical_and(_uf.greater_equal(x, 0), _uf.less(x, length))
     return AtIndexer(zeros)[_where_values(keep, x, length)].add(w)  # length: dropped
+
+
+class _UniqueAllResult(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+class _UniqueCountsResult(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class _UniqueInverseResult(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
+def _unique(x: Any, size: int | None, fill_value: Any, equal_nan: bool = True,
+            name: str = "unique") -> _UniqueAllResult:
+    """The sorted distinct values of x (flattened), the first index of each, each element's
+    group, and the counts. Their number is a shape: known eagerly, `size` under jit (cut to
+    it, or padded with fill_value, by default the least value)."""
+    flat = _sh.ravel(_base.asarray(x))
+    n = flat.shape[0]
+    order = _red.argsort(flat, stable=True).astype(np.int32)
+    s = _sh.take(flat, order)
+    differs = _uf.not_equal(s[1:], s[:-1])
+    if s.dtype.kind == "f" and equal_nan:
+        differs = _uf.logical_and(differs, _uf.logical_not(_uf.logical_and(
+            _uf.isnan(s[1:]), _uf.isnan(s[:-1]))))
+    first = _sh.concatenate([_cr.ones((min(n, 1),), bool), differs])
+    group = _uf.subtract(_red.cumsum(first.astype(np.int32)), 1)
+    if size is None:
+        if isinstance(x, Tracer) or current_trace() is not None:
+            raise errors.ConcretizationTypeError(
+                f"{name} under jit requires size= (how many values to return): the number "
+                f"of distinct values is a shape, and cannot depend on the values of x")
+        size = int(np.sum(np.asarray(first)))
+    fill = (s[0] if n else _cr.zeros((), s.dtype)) if fill_value is None else fill_value
+    # each group's value is its first element's (of -0.0 and 0.0, the first in x)
+    values = AtIndexer(_sh.broadcast_to(_base.asarray(fill).astype(s.dtype), (size,)))[
+        _where_values(first, group, size)].set(s)
+    counts = AtIndexer(_cr.zeros((size,), _dt.default_int()))[group].add(1)
+    indices = AtIndexer(_cr.full((size,), max(n - 1, 0), np.int32))[group].min(order)
+    inverse = AtIndexer(_cr.zeros((n,), _dt.default_int()))[order].set(
+        group.astype(_dt.default_int()))
+    return _UniqueAllResult(values, indices.astype(_dt.default_int()),
+                           _sh.reshape(inverse, _base.asarray(x).shape), counts)
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
+           size: int | None = None, fill_value: Any = None) -> Any:
+    """The sorted distinct values of ar (flattened), with what return_* ask for, as
+    jnp.unique; `size` under jit."""
+    if axis is not None:
+        raise NotImplementedError("unique supports axis=None (the flattened array) only")
+    parts = _unique(ar, size, fill_value, equal_nan)
+    out = [parts.values] + [p for flag, p in ((return_index, parts.indices),
+                                              (return_inverse, parts.inverse_indices),
+                                              (return_counts, parts.counts)) if flag]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# The array API's unique_* count every NaN as a value of its own (jnp.unique merges them).
+def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    return _unique(x, size, fill_value, False, "unique_values").values
+
+
+def unique_counts(x: Any, /, *, size: int | None = None,
+                  fill_value: Any = None) -> _UniqueCountsResult:
+    parts = _unique(x, size, fill_value, False, "unique_counts")
+    return _UniqueCountsResult(parts.values, parts.counts)
+
+
+def unique_inverse(x: Any, /, *, size: int | None = None,
+                   fill_value: Any = None) -> _UniqueInverseResult:
+    parts = _unique(x, size, fill_value, False, "unique_inverse")
+    return _UniqueInverseResult(parts.values, parts.inverse_indices)
+
+
+def unique_all(x: Any, /, *, size: int | None = None,
+               fill_value: Any = None) -> _UniqueAllResult:
+    return _unique(x, size, fill_value, False, "unique_all")
 
 
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]
