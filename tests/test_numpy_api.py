@@ -453,7 +453,7 @@ def test_unique_family_matches_jax(i):
         "unique_inverse": lambda np_: tuple(np_.unique_inverse(x)),
         "unique_values": lambda np_: (np_.unique_values(x),),
     }
-    for name, case in cases.items():
+    for case in cases.values():
         for got, want in zip(case(enp), case(jnp), strict=True):
             assert_close(np.asarray(got), np.asarray(want))
             assert np.signbit(np.asarray(got)).tolist() == np.signbit(np.asarray(want)).tolist()
