@@ -13,7 +13,7 @@ from tolerances import tolerance
 
 import ember
 import ember.numpy as enp
-from helpers import assert_close
+from helpers import assert_close, setting
 
 jnp = jax.numpy
 
@@ -464,3 +464,27 @@ def test_unique_family_matches_jax(i):
     with pytest.raises(ember.errors.ConcretizationTypeError, match="unique_values under jit "
                                                                     "requires size="):
         ember.jit(enp.unique_values)(x)
+
+
+def test_array_api_devices_and_namespace_info():
+    cpu = ember.devices()[0]
+    for make in (lambda d: enp.zeros(3, device=d), lambda d: enp.ones((2,), np.int32, device=d),
+                 lambda d: enp.full(2, 7.0, device=d), lambda d: enp.arange(4, device=d),
+                 lambda d: enp.asarray([1, 2], device=d), lambda d: enp.eye(2, device=d),
+                 lambda d: enp.linspace(0, 1, 3, device=d),
+                 lambda d: enp.zeros_like(FINITE, device=d), lambda d: enp.empty((2,), device=d)):
+        assert make("cpu").device == cpu and make(cpu).device == cpu
+    x = enp.asarray(FINITE)
+    assert x.to_device("cpu") is x and x.__array_namespace__() is enp
+    assert_close(ember.jit(lambda v: v.to_device("cpu") + enp.zeros(4, device="cpu"))(FINITE),
+                 FINITE)
+    info = enp.__array_namespace_info__()
+    assert info.default_device() == cpu and info.devices() == [cpu]
+    assert info.capabilities()["data-dependent shapes"] is False
+    assert info.default_dtypes()["real floating"] == np.float32
+    assert "float64" not in info.dtypes() and set(info.dtypes(kind="bool")) == {"bool"}
+    with setting("ember_enable_x64", True):
+        assert "float64" in info.dtypes(kind="real floating")
+        assert info.default_dtypes()["integral"] == np.int64
+    with pytest.raises(ValueError, match="device requires one of"):
+        enp.zeros(2, device="tpu")

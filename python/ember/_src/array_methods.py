@@ -46,6 +46,9 @@ _METHODS = {
     "mT": property(lambda self: enp.swapaxes(self, -1, -2)),
     "__getitem__": indexing.getitem, "__setitem__": indexing.immutable,
     "at": property(indexing.AtIndexer),
+    "to_device": lambda self, device, /, *, stream=None: self if isinstance(self, Tracer)
+    else enp._base._on(self, device),
+    "__array_namespace__": lambda self, *, api_version=None: enp,
 }
 
 

@@ -115,9 +115,11 @@ def default_device() -> Device:
 
 def as_array(x: Any, device: Device | None = None) -> Array:
     """`x` as an ember.Array with the dtype it has in JAX (a copy of host data; ember arrays
-    pass through)."""
+    pass through, or are copied to `device` when they live on another)."""
     if isinstance(x, Array):
-        return x
+        if device is None or x.device == device:
+            return x
+        return put(np.asarray(x), x.aval, device)
     dtype, weak = dtype_and_weak(x)
     value = np.asarray(x, dtype)
     return put(value, ShapedArray(value.shape, dtype, weak), device or default_device())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import _base, contractions, creation, reductions, shapes, ufuncs
 from ._base import *  # noqa: F403
+from ._base import __array_namespace_info__  # noqa: F401 - the array API's inspection
 from .contractions import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .indexing import (

@@ -8,16 +8,20 @@ import builtins
 import functools
 import inspect
 import math
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from ember import config
 from ember.dialect import ops
 from ember.dialect.opdef import VerifyError
-from ember.dialect.types import ShapedArray, kind
+from ember.dialect.types import SUPPORTED_DTYPES, ShapedArray, kind
 from ember.dialect.types import bfloat16 as _bfloat16
 from ember.runtime import Array
+from ember.runtime import devices as runtime_devices
+from ember.runtime import get as get_device
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
@@ -100,9 +104,27 @@ def _aval(x: Any) -> ShapedArray:
     return ShapedArray(np.shape(x), dtype, weak)
 
 
-def asarray(x: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+def _placed(f: Callable) -> Callable:
+    """`f` with the array API's `device=` keyword: its result is put on that device (a
+    Device or a platform name). Under a trace the jitted function's placement holds."""
+    @functools.wraps(f)
+    def run(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        out = f(*args, **kwargs)
+        return out if device is None or current_trace() is not None else _on(out, device)
+
+    return run
+
+
+def _on(x: Any, device: Any) -> Any:
+    return _dt.as_array(x, get_device(device) if isinstance(device, str) else device)
+
+
+def asarray(x: Any, dtype: Any = None, copy: bool | None = None, *,
+            device: Any = None) -> Any:
     """An ember array for `x` (no copy for ember arrays and tracers of the right dtype,
-    unless `copy`; host data is always copied to the device)."""
+    unless `copy`; host data is always copied to the device), on `device` if given."""
+    if device is not None and current_trace() is None:
+        return _on(asarray(x, dtype, copy), device)
     if copy and isinstance(x, Array):  # host data is copied to the device anyway
         out = asarray(x, dtype)
         return _copy(out) if out is x else out
@@ -124,9 +146,9 @@ def asarray(x: Any, dtype: Any = None, copy: bool | None = None) -> Any:
     return constant(value.astype(_dt.canonicalize(value.dtype), copy=False))
 
 
-def array(x: Any, dtype: Any = None, copy: bool = True) -> Any:
+def array(x: Any, dtype: Any = None, copy: bool = True, *, device: Any = None) -> Any:
     """asarray, copying by default (as np.array and jnp.array)."""
-    return asarray(x, dtype, copy=copy)
+    return asarray(x, dtype, copy=copy, device=device)
 
 
 def copy(a: Any) -> Any:
@@ -294,6 +316,39 @@ def isdtype(dtype: Any, kind: Any) -> bool:
         floating = dtype == ml_dtypes.bfloat16 and "f" in _KINDS[kind]
         return dtype.kind in _KINDS[kind] or floating
     return dtype == np.dtype(kind)
+
+
+class _NamespaceInfo:
+    """What `__array_namespace_info__()` tells of ember.numpy (the array API's inspection
+    object)."""
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"boolean indexing": False, "data-dependent shapes": False,
+                "max dimensions": 64}
+
+    def default_device(self) -> Any:
+        return _dt.default_device()
+
+    def devices(self) -> list[Any]:
+        return list(runtime_devices())
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, np.dtype]:
+        return {"real floating": _dt.default_float(), "integral": _dt.default_int(),
+                "indexing": _dt.default_int()}
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, np.dtype]:
+        found = {}
+        for d in SUPPORTED_DTYPES:
+            d = np.dtype(d)
+            if d.itemsize == 8 and d.kind in "iuf" and not config.read("ember_enable_x64"):
+                continue
+            if kind is None or isdtype(d, kind):
+                found[d.name] = d
+        return found
+
+
+def __array_namespace_info__() -> _NamespaceInfo:
+    return _NamespaceInfo()
 
 
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]

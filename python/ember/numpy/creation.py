@@ -12,11 +12,12 @@ from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
 from .._src.dispatch import bind, constant
 from ..errors import ConcretizationTypeError
-from ._base import _ARRAY_TYPES, _aval, _broadcast, _nary, astype
+from ._base import _ARRAY_TYPES, _aval, _broadcast, _nary, _placed, astype
 
 _IMPORTED = set(globals())  # what this module defines is exported: the rest
 
 
+@_placed
 def full(shape, fill_value, dtype=None):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if dtype is None:
@@ -32,24 +33,29 @@ def full(shape, fill_value, dtype=None):
     return _broadcast(constant(np.asarray(fill_value, dtype)), shape)
 
 
+@_placed
 def zeros(shape, dtype=None):
     return full(shape, 0, _dt.default_float() if dtype is None else dtype)
 
 
+@_placed
 def ones(shape, dtype=None):
     return full(shape, 1, _dt.default_float() if dtype is None else dtype)
 
 
+@_placed
 def zeros_like(a, dtype=None):
     return zeros(np.shape(a) if not isinstance(a, _ARRAY_TYPES) else a.shape,
                  dtype or _aval(a).dtype)
 
 
+@_placed
 def ones_like(a, dtype=None):
     return ones(a.shape if isinstance(a, _ARRAY_TYPES) else np.shape(a),
                 dtype or _aval(a).dtype)
 
 
+@_placed
 def arange(start, stop=None, step=1, dtype=None):
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, Tracer):

@@ -385,6 +385,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     return _base.astype(mask, _dt.default_float() if dtype is None else dtype)
 
 
+@_base._placed
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # noqa: N803
     n, m = operator.index(N), operator.index(N if M is None else M)
     dtype = _dt.canonicalize(_dt.default_float() if dtype is None else dtype)
@@ -395,6 +396,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:  # 
     return _base.astype(diag, dtype)
 
 
+@_base._placed
 def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
 
@@ -427,6 +429,7 @@ def diag(v: Any, k: int = 0) -> Any:
                  np.zeros((), v.dtype))
 
 
+@_base._placed
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
              retstep: bool = False, dtype: Any = None, axis: int = 0) -> Any:
     num = operator.index(num)
@@ -448,16 +451,19 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     return (out, step) if retstep else out
 
 
+@_base._placed
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     a = asarray(a)
     return _cr.full(a.shape if shape is None else shape, fill_value,
                     a.dtype if dtype is None else dtype)
 
 
+@_base._placed
 def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     return full_like(a, 0, dtype, shape)
 
 
+@_base._placed
 def empty(shape: Any, dtype: Any = None) -> Any:
     return _cr.zeros(shape, dtype)
 
