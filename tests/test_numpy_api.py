@@ -488,3 +488,14 @@ def test_array_api_devices_and_namespace_info():
         assert info.default_dtypes()["integral"] == np.int64
     with pytest.raises(ValueError, match="device requires one of"):
         enp.zeros(2, device="tpu")
+
+
+def test_dlpack_both_ways():
+    x = enp.asarray(FINITE)
+    assert_close(np.from_dlpack(x), FINITE)
+    assert_close(np.asarray(jnp.from_dlpack(x)), FINITE)  # JAX reads it
+    assert_close(np.asarray(enp.from_dlpack(jnp.asarray(FINITE))), FINITE)
+    host = FINITE.copy()
+    ours = enp.from_dlpack(host)
+    host[0, 0] = 99.0  # a copy: the caller's memory can change, ours does not
+    assert float(ours[0, 0]) == 1.5 and x.__dlpack_device__() == (1, 0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ember import numpy as enp
 from ember.numpy import indexing
 from ember.runtime import Array
@@ -49,6 +51,9 @@ _METHODS = {
     "to_device": lambda self, device, /, *, stream=None: self if isinstance(self, Tracer)
     else enp._base._on(self, device),
     "__array_namespace__": lambda self, *, api_version=None: enp,
+    # DLPack: a host copy of the value (CPU buffers; the copy keeps the array immutable)
+    "__dlpack__": lambda self, **kwargs: np.array(self).__dlpack__(**kwargs),
+    "__dlpack_device__": lambda self: (1, 0),  # kDLCPU
 }
 
 

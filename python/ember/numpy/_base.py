@@ -146,6 +146,12 @@ def asarray(x: Any, dtype: Any = None, copy: bool | None = None, *,
     return constant(value.astype(_dt.canonicalize(value.dtype), copy=False))
 
 
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An ember array with the value of a DLPack producer on the host (a NumPy array, a
+    torch CPU tensor, an ember or JAX CPU array): copied, as every host value is."""
+    return asarray(np.from_dlpack(x), device=device)
+
+
 def array(x: Any, dtype: Any = None, copy: bool = True, *, device: Any = None) -> Any:
     """asarray, copying by default (as np.array and jnp.array)."""
     return asarray(x, dtype, copy=copy, device=device)
