@@ -275,6 +275,12 @@ LAX = {  # JAX's lax names Ember lacked (#16): each against jax.lax, under jit
     "running": lambda lx: [lx.cumsum(F, 1), lx.cumsum(F, 1, reverse=True), lx.cumprod(F, 0),
                            lx.cummax(F, 1, True), lx.cummin(F, 1), lx.cumlogsumexp(F, 1)],
     "map": lambda lx: lx.map(lambda row: row * 2 + 1, F),
+    "reduce_window": lambda lx: [
+        lx.reduce_window(F[None, :, :, None], -np.inf, lx.max, (1, 2, 2, 1), (1, 1, 2, 1),
+                         "SAME"),
+        lx.reduce_window(F, np.float32(0), lx.add, (2, 3), (1, 1), "VALID"),
+        lx.reduce_window(F, np.float32(1), lx.mul, (1, 2), (1, 1), ((1, 0), (0, 1)),
+                         window_dilation=(1, 2))],
 }
 
 

@@ -390,6 +390,10 @@ ADDED = {  # the array API's and NumPy's functions added for #16: each against j
     "clip_array_api": lambda np_: np_.clip(FINITE, min=-0.5, max=2.5),
     "nextafter": lambda np_: (np_.nextafter(X, FINITE), np_.nextafter(
         np.float32([0.0, 0.0, -0.0, 1.0, np.inf]), np.float32([1.0, -1.0, -1.0, 1.0, 0.0]))),
+    "convolve": lambda np_: [np_.convolve(W, V[:3], mode) for mode in ("full", "same",
+                                                                       "valid")],
+    "correlate": lambda np_: [np_.correlate(V[:3], W, mode) for mode in ("full", "same",
+                                                                        "valid")],
     "repeat_traced": lambda np_: np_.repeat(FINITE, INTS[:4] % 3, axis=1,
                                             total_repeat_length=7),
 }

@@ -794,3 +794,60 @@ def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
     """f applied to each leading slice of xs (a pytree), one after another, as a scan."""
     return scan(lambda carry, x: (carry, f(x)), None, xs)[1]
+
+
+_WINDOW_COMBINERS = {"add": enp.add, "mul": enp.multiply, "max": enp.maximum,
+                     "min": enp.minimum}
+
+
+def _padding_pairs(padding: Any, shape: Sequence[int], window: Sequence[int],
+                   strides: Sequence[int], dilation: Sequence[int]) -> list[tuple[int, int]]:
+    if isinstance(padding, str):
+        if padding.upper() == "VALID":
+            return [(0, 0)] * len(shape)
+        if padding.upper() == "SAME":
+            pairs = []
+            for n, w, s, d in zip(shape, window, strides, dilation, strict=True):
+                extent = (w - 1) * d + 1
+                out = -(-n // s)
+                total = builtins.max((out - 1) * s + extent - n, 0)
+                pairs.append((total // 2, total - total // 2))
+            return pairs
+        raise ValueError(f"padding requires 'VALID', 'SAME' or (low, high) pairs, got "
+                         f"{padding!r}")
+    return [tuple(p) for p in padding]
+
+
+def reduce_window(operand: Any, init_value: Any, computation: Callable,
+                  window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
+                  padding: Any = "VALID", base_dilation: Sequence[int] | None = None,
+                  window_dilation: Sequence[int] | None = None) -> Any:
+    """Pooling: `computation` (lax.add, lax.mul, lax.max or lax.min) over every window,
+    starting from init_value (padding is init_value too). Each of the window's offsets is
+    one strided slice of the padded operand, and the slices combine elementwise (one fused
+    kernel)."""
+    combine = _WINDOW_COMBINERS.get(getattr(computation, "__name__", ""))
+    if combine is None:
+        raise NotImplementedError(f"lax.reduce_window supports lax.add, lax.mul, lax.max and "
+                                  f"lax.min as computation, got {computation!r}")
+    if base_dilation is not None and any(d != 1 for d in base_dilation):
+        raise NotImplementedError("lax.reduce_window does not support base_dilation yet")
+    x = enp.asarray(operand)
+    window = tuple(window_dimensions)
+    strides = tuple(window_strides or (1,) * x.ndim)
+    dilation = tuple(window_dilation or (1,) * x.ndim)
+    if not len(window) == len(strides) == len(dilation) == x.ndim:
+        raise ValueError(f"lax.reduce_window requires one window size, stride and dilation "
+                         f"per dim of {tuple(x.shape)}, got {window}, {strides}, {dilation}")
+    pairs = _padding_pairs(padding, x.shape, window, strides, dilation)
+    init = enp.asarray(init_value).astype(x.dtype)
+    x = pad(x, init, [(lo, hi, 0) for lo, hi in pairs])
+    out_shape = [(n - ((w - 1) * d + 1)) // s + 1
+                 for n, w, s, d in zip(x.shape, window, strides, dilation, strict=True)]
+    result = None
+    for offset in np.ndindex(*window):
+        starts = [o * d for o, d in zip(offset, dilation, strict=True)]
+        part = x[tuple(builtins.slice(b, b + (m - 1) * s + 1, s)
+                       for b, m, s in zip(starts, out_shape, strides, strict=True))]
+        result = part if result is None else combine(result, part)
+    return combine(result, init)

@@ -234,4 +234,48 @@ def cross(a: Any, b: Any, axis: int = -1) -> Any:
     return _sh.moveaxis(_sh.stack([x, y, z], -1), -1, axis)
 
 
+def _correlate_full(a: Any, v: Any) -> Any:
+    """c[i] = sum_j a[i + j - (m - 1)] v[j] (zeros outside a), i < n + m - 1: every window
+    of the padded a gathered at once, then one matrix-vector product."""
+    n, m = a.shape[0], v.shape[0]
+    padded = _sh.pad(a, (m - 1, m - 1))
+    windows = _sh.take(padded, asarray(np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]))
+    return matmul(windows, v)
+
+
+def _windowed(name: str, a: Any, v: Any, mode: str, flip: bool) -> Any:
+    a, v = _promote_only(a, v)
+    if a.ndim != 1 or v.ndim != 1 or not a.shape[0] or not v.shape[0]:
+        raise ValueError(f"{name} requires two non-empty 1-d arrays, got shapes "
+                         f"{tuple(a.shape)} and {tuple(v.shape)}")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"{name} requires mode 'full', 'same' or 'valid', got {mode!r}")
+    n, m = a.shape[0], v.shape[0]
+    swapped = m > n
+    if swapped:  # NumPy's order: the longer array slides under the shorter one
+        a, v = v, a
+        n, m = m, n
+    full = _correlate_full(a, _sh.flip(v) if flip else v)
+    if swapped and not flip:
+        full = _sh.flip(full)
+    if mode == "full":
+        return full
+    start, length = ((m - 1) // 2, n) if mode == "same" else (m - 1, n - m + 1)
+    return full[start:start + length]
+
+
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
+             preferred_element_type: Any = None) -> Any:
+    """The discrete linear convolution of two 1-d arrays (mode full, same or valid)."""
+    out = _windowed("convolve", a, v, mode, flip=True)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """The cross-correlation of two 1-d arrays (mode valid, same or full)."""
+    out = _windowed("correlate", a, v, mode, flip=False)
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
+
+
 __all__ = [n for n in globals() if n not in _IMPORTED and not n.startswith("_")]
