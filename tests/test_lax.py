@@ -310,3 +310,25 @@ def test_lax_does_not_promote():
     assert lax.add(F, 1).dtype == np.float32  # Python scalars are weak
     with pytest.raises(ValueError, match="broadcast_in_dim requires"):
         lax.broadcast_in_dim(F, (2, 4), (1, 0))
+
+
+def test_conv_general_dilated_matches_jax():
+    import jax
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 9, 8, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 3, 5)).astype(np.float32)
+    dn = ("NHWC", "HWIO", "NHWC")
+    cases = [((1, 1), "SAME", None), ((2, 2), "VALID", None), ((1, 2), ((1, 0), (2, 1)), (2, 1))]
+    ours = ember.jit(lambda a, b: [lax.conv_general_dilated(
+        a, b, s, p, rhs_dilation=d, dimension_numbers=dn) for s, p, d in cases])(x, w)
+    for got, (s, p, d) in zip(ours, cases, strict=True):
+        want = jax.lax.conv_general_dilated(x, w, s, p, rhs_dilation=d, dimension_numbers=dn)
+        assert_close(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+    xc, wc = np.transpose(x, (0, 3, 1, 2)), np.transpose(w, (3, 2, 0, 1))  # NCHW, OIHW
+    assert_close(np.asarray(lax.conv_general_dilated(xc, wc, (1, 1), "SAME")),
+                 np.asarray(jax.lax.conv_general_dilated(xc, wc, (1, 1), "SAME")),
+                 rtol=1e-5, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="feature_group_count=1"):
+        lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn,
+                                 feature_group_count=3)

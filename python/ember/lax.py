@@ -851,3 +851,58 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
                        for b, m, s in zip(starts, out_shape, strides, strict=True))]
         result = part if result is None else combine(result, part)
     return combine(result, init)
+
+
+def _conv_specs(dimension_numbers: Any, ndim: int) -> tuple[str, str, str]:
+    if dimension_numbers is None:
+        spatial = "HWDXYZ"[:ndim - 2] if ndim - 2 <= 3 else None
+        if spatial is None:
+            raise NotImplementedError("lax.conv_general_dilated supports 1 to 3 spatial dims")
+        return "NC" + spatial, "OI" + spatial, "NC" + spatial
+    if all(isinstance(s, str) for s in dimension_numbers):
+        lhs, rhs, out = dimension_numbers
+        return lhs, rhs, out
+    raise NotImplementedError("lax.conv_general_dilated takes dimension_numbers as three "
+                              "strings ('NHWC', 'HWIO', 'NHWC') or None")
+
+
+def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                         lhs_dilation: Sequence[int] | None = None,
+                         rhs_dilation: Sequence[int] | None = None,
+                         dimension_numbers: Any = None, feature_group_count: int = 1,
+                         batch_group_count: int = 1, precision: Any = None,
+                         preferred_element_type: Any = None) -> Any:
+    """A convolution as JAX's: one matmul of the (strided, dilated) input slice against the
+    kernel's (in, out) matrix per kernel offset, summed (a 3x3 kernel is 9 matmuls)."""
+    lhs, rhs = (enp.asarray(x) for x in _one_dtype("conv_general_dilated", lhs, rhs))
+    if feature_group_count != 1 or batch_group_count != 1:
+        raise NotImplementedError("lax.conv_general_dilated supports feature_group_count=1 "
+                                  "and batch_group_count=1 only")
+    if lhs_dilation is not None and any(d != 1 for d in lhs_dilation):
+        raise NotImplementedError("lax.conv_general_dilated does not support lhs_dilation "
+                                  "(transposed convolutions) yet")
+    lhs_spec, rhs_spec, out_spec = _conv_specs(dimension_numbers, lhs.ndim)
+    spatial = [c for c in lhs_spec if c not in "NC"]
+    # the input as (N, spatial..., C), the kernel as (spatial..., I, O)
+    x = enp.transpose(lhs, [lhs_spec.index(c) for c in ("N", *spatial, "C")])
+    k = enp.transpose(rhs, [rhs_spec.index(c) for c in (*spatial, "I", "O")])
+    window = k.shape[:len(spatial)]
+    strides = tuple(window_strides)
+    dilation = tuple(rhs_dilation or (1,) * len(spatial))
+    if x.shape[-1] != k.shape[-2]:
+        raise ValueError(f"lax.conv_general_dilated requires the input's {x.shape[-1]} "
+                         f"features to be the kernel's input features, got {k.shape[-2]}")
+    pairs = _padding_pairs(padding, x.shape[1:-1], window, strides, dilation)
+    x = enp.pad(x, [(0, 0), *pairs, (0, 0)])
+    out_sizes = [(n - ((w - 1) * d + 1)) // s + 1
+                 for n, w, s, d in zip(x.shape[1:-1], window, strides, dilation, strict=True)]
+    out = None
+    for offset in np.ndindex(*window):
+        starts = [o * d for o, d in zip(offset, dilation, strict=True)]
+        part = x[(builtins.slice(None), *(builtins.slice(b, b + (m - 1) * s + 1, s)
+                                        for b, m, s in zip(starts, out_sizes, strides,
+                                                           strict=True)))]
+        term = enp.matmul(part, k[offset])
+        out = term if out is None else enp.add(out, term)
+    out = enp.transpose(out, [("N", *spatial, "C").index(c) for c in out_spec])
+    return out if preferred_element_type is None else out.astype(preferred_element_type)
