@@ -89,21 +89,27 @@ def _eliminate(m: Any, n: int, singular_ok: bool) -> tuple[Any, Any, Any]:
     return solution, pivots, sign
 
 
-@jit
-def solve(a: Any, b: Any) -> Any:
-    """x with a @ x = b: b of shape (n,) or (..., n, k), as in NumPy 2 and JAX."""
-    a = _float_matrix("solve", a)
+def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
+    """a (..., n, n) and b (n,) or (..., n, k) broadcast to one batch, b as (..., n, k), and
+    whether b was a vector."""
     b = enp.asarray(b).astype(a.dtype)
     n = a.shape[-1]
     vector = b.ndim == 1
     if vector:
         b = b[:, None]
     if b.ndim < 2 or b.shape[-2] != n:
-        raise ValueError(f"jnp.linalg.solve requires b of shape ({n},) or (..., {n}, k) for a "
-                         f"of shape {tuple(a.shape)}, got {tuple(enp.shape(b))}")
+        raise ValueError(f"{name} requires b of shape ({n},) or (..., {n}, k) for a of shape "
+                         f"{tuple(a.shape)}, got {tuple(enp.shape(b))}")
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = enp.broadcast_to(a, (*batch, n, n))
-    b = enp.broadcast_to(b, (*batch, n, b.shape[-1]))
+    return (enp.broadcast_to(a, (*batch, n, n)), enp.broadcast_to(b, (*batch, n, b.shape[-1])),
+            vector)
+
+
+@jit
+def solve(a: Any, b: Any) -> Any:
+    """x with a @ x = b: b of shape (n,) or (..., n, k), as in NumPy 2 and JAX."""
+    a, b, vector = _system("jnp.linalg.solve", _float_matrix("solve", a), b)
+    n = a.shape[-1]
     x, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), n, singular_ok=False)
     return x[..., 0] if vector else x
 
@@ -164,21 +170,11 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
 @jit(static_argnums=(2, 3, 4))
 def _solve_triangular(a: Any, b: Any, transpose: bool, lower: bool, unit: bool) -> Any:
     a = _float_matrix("solve_triangular", a)
-    b = enp.asarray(b).astype(a.dtype)
     n = a.shape[-1]
-    vector = b.ndim == 1
-    if vector:
-        b = b[:, None]
-    if b.shape[-2] != n:
-        raise ValueError(f"solve_triangular requires b of shape ({n},) or (..., {n}, k) for "
-                         f"a of shape {tuple(a.shape)}, got {tuple(enp.shape(b))}")
     if transpose:
         a, lower = enp.swapaxes(a, -1, -2), not lower
     keep = enp.tril(enp.ones((n, n), bool)) if lower else enp.triu(enp.ones((n, n), bool))
-    a = enp.where(keep, a, 0)
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = enp.broadcast_to(a, (*batch, n, n))
-    b = enp.broadcast_to(b, (*batch, n, b.shape[-1]))
+    a, b, vector = _system("solve_triangular", enp.where(keep, a, 0), b)
     rows = _index(n)
 
     def step(i, x):

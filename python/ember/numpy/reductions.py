@@ -392,18 +392,23 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
 
 
 @_eager_with_statics
-def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """The middle of the sorted values (mean of the two middles); NaN if any is NaN."""
-    a = asarray(a)
-    axes = _axes("median", axis, a.ndim)
+def _sorted_along(name: str, a: Any, axis: Any) -> tuple[Any, tuple[int, ...]]:
+    """a's values over `axis` sorted along a last axis of their own (float), and the axes."""
+    axes = _axes(name, axis, a.ndim)
     kept = [i for i in range(a.ndim) if i not in axes]
     x = reshape(_sh.transpose(a, kept + list(axes)),
                 tuple(a.shape[i] for i in kept) + (math.prod(a.shape[i] for i in axes),))
     x = _to(x, x.dtype if kind(x.dtype) == "f" else _dt.default_float())
-    n = x.shape[-1]
-    if n == 0:
-        raise ValueError(f"median requires a non-empty reduction, got shape {a.shape}")
-    s = sort(x, axis=-1)
+    if x.shape[-1] == 0:
+        raise ValueError(f"{name} requires a non-empty reduction, got shape {a.shape}")
+    return sort(x, axis=-1), axes
+
+
+def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The middle of the sorted values (mean of the two middles); NaN if any is NaN."""
+    a = asarray(a)
+    s, axes = _sorted_along("median", a, axis)
+    n = s.shape[-1]
     lo, hi = (n - 1) // 2, n // 2
     middle = _uf.multiply(_uf.add(s[..., lo], s[..., hi]), 0.5)
     out = where(_uf.isnan(s[..., n - 1]), np.nan, middle)
@@ -421,15 +426,8 @@ def quantile(a: Any, q: Any, axis: Any = None, method: str = "linear",
     if qs.ndim > 1 or ((qs < 0) | (qs > 1)).any():
         raise ValueError(f"quantile requires q in [0, 1], a number or a 1-d sequence, got {q}")
     a = asarray(a)
-    axes = _axes("quantile", axis, a.ndim)
-    kept = [i for i in range(a.ndim) if i not in axes]
-    x = reshape(_sh.transpose(a, kept + list(axes)),
-                tuple(a.shape[i] for i in kept) + (math.prod(a.shape[i] for i in axes),))
-    x = _to(x, x.dtype if kind(x.dtype) == "f" else _dt.default_float())
-    n = x.shape[-1]
-    if n == 0:
-        raise ValueError(f"quantile requires a non-empty reduction, got shape {a.shape}")
-    s = sort(x, axis=-1)
+    s, axes = _sorted_along("quantile", a, axis)
+    n = s.shape[-1]
     nan = _uf.isnan(s[..., n - 1])
     outs = []
     for p in np.atleast_1d(qs):
