@@ -365,6 +365,8 @@ ADDED = {  # the array API's and NumPy's functions added for #16: each against j
     "quantile_many": lambda np_: np_.quantile(FINITE, np.array([0.0, 0.25, 1.0]), axis=0,
                                               keepdims=True),
     "percentile": lambda np_: np_.percentile(FINITE, 75),
+    "median": lambda np_: (np_.median(FINITE), np_.median(FINITE[:, :3], axis=1),
+                           np_.median(X, axis=0, keepdims=True)),
     "quantile_nan": lambda np_: np_.quantile(X, 0.5, axis=1),
     "average": lambda np_: np_.average(FINITE, axis=1, weights=W),
     "average_returned": lambda np_: np_.average(FINITE, axis=0, returned=True),
