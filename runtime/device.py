@@ -124,8 +124,8 @@ def platform_of(name: str) -> str:
     return "cpu" if kind in ("cpu", "cpu-async") else kind
 
 
-# /proc/cpuinfo's flag names that LLVM spells otherwise (LLVM's first); the rest match once
-# both drop their separators ("avx512_bf16" is "avx512bf16", "sse4_1" is "sse4.1").
+# /proc/cpuinfo's flags whose LLVM features have other names, and those names; the rest
+# match once both drop their separators ("avx512_bf16" is "avx512bf16", "sse4_1" "sse4.1").
 _LLVM_NAMES = {
     "lm": ("64bit",), "fpu": ("x87",), "pni": ("sse3",), "sse4_2": ("sse4.2", "crc32"),
     "bmi1": ("bmi",), "abm": ("lzcnt",), "pclmulqdq": ("pclmul",), "lahf_lm": ("sahf",),
