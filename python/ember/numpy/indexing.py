@@ -574,27 +574,23 @@ class _UniqueInverseResult(NamedTuple):
     inverse_indices: Any
 
 
-def _unique(x: Any, size: int | None, fill_value: Any, equal_nan: bool = True,
-            name: str = "unique") -> _UniqueAllResult:
-    """The sorted distinct values of x (flattened), the first index of each, each element's
-    group, and the counts. Their number is a shape: known eagerly, `size` under jit (cut to
-    it, or padded with fill_value, by default the least value)."""
+def _sorted_groups(x: Any, equal_nan: bool) -> tuple[Any, Any, Any, Any]:
+    """x flattened and sorted (stably), the sorting order, where each group of equal values
+    starts, and each sorted element's group."""
     flat = _sh.ravel(_base.asarray(x))
-    n = flat.shape[0]
     order = _red.argsort(flat, stable=True).astype(np.int32)
     s = _sh.take(flat, order)
     differs = _uf.not_equal(s[1:], s[:-1])
     if s.dtype.kind == "f" and equal_nan:
         differs = _uf.logical_and(differs, _uf.logical_not(_uf.logical_and(
             _uf.isnan(s[1:]), _uf.isnan(s[:-1]))))
-    first = _sh.concatenate([_cr.ones((min(n, 1),), bool), differs])
-    group = _uf.subtract(_red.cumsum(first.astype(np.int32)), 1)
-    if size is None:
-        if isinstance(x, Tracer) or current_trace() is not None:
-            raise errors.ConcretizationTypeError(
-                f"{name} under jit requires size= (how many values to return): the number "
-                f"of distinct values is a shape, and cannot depend on the values of x")
-        size = int(np.sum(np.asarray(first)))
+    first = _sh.concatenate([_cr.ones((min(flat.shape[0], 1),), bool), differs])
+    return s, order, first, _uf.subtract(_red.cumsum(first.astype(np.int32)), 1)
+
+
+def _unique_sized(x: Any, size: int, fill_value: Any, equal_nan: bool) -> _UniqueAllResult:
+    s, order, first, group = _sorted_groups(x, equal_nan)
+    n = s.shape[0]
     fill = (s[0] if n else _cr.zeros((), s.dtype)) if fill_value is None else fill_value
     # each group's value is its first element's (of -0.0 and 0.0, the first in x)
     values = AtIndexer(_sh.broadcast_to(_base.asarray(fill).astype(s.dtype), (size,)))[
@@ -605,6 +601,29 @@ def _unique(x: Any, size: int | None, fill_value: Any, equal_nan: bool = True,
         group.astype(_dt.default_int()))
     return _UniqueAllResult(values, indices.astype(_dt.default_int()),
                            _sh.reshape(inverse, _base.asarray(x).shape), counts)
+
+
+# Eagerly, two modules a signature: one counts the values, one finds them.
+_COUNT_UNIQUE = JitFunction(lambda x, equal_nan: _red.sum(_sorted_groups(x, equal_nan)[2]),
+                            eager=True, static_argnums=(1,))
+_UNIQUE_SIZED = JitFunction(_unique_sized, eager=True, static_argnums=(1, 2, 3))
+
+
+def _unique(x: Any, size: int | None, fill_value: Any, equal_nan: bool = True,
+            name: str = "unique") -> _UniqueAllResult:
+    """The sorted distinct values of x (flattened), the first index of each, each element's
+    group, and the counts. Their number is a shape: known eagerly, `size` under jit (cut to
+    it, or padded with fill_value, by default the least value)."""
+    traced = isinstance(x, Tracer) or current_trace() is not None
+    if size is None:
+        if traced:
+            raise errors.ConcretizationTypeError(
+                f"{name} under jit requires size= (how many values to return): the number "
+                f"of distinct values is a shape, and cannot depend on the values of x")
+        size = int(_COUNT_UNIQUE(x, equal_nan))
+    if traced or not isinstance(fill_value, (int, float, bool, type(None))):
+        return _unique_sized(x, size, fill_value, equal_nan)
+    return _UNIQUE_SIZED(x, size, fill_value, equal_nan)
 
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
