@@ -28,3 +28,19 @@ def assert_close(actual, expected, *, rtol=1e-5, atol=1e-6):
     else:
         np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
                                    rtol=rtol, atol=atol, equal_nan=True)
+
+
+def check_cases_under_jit(cases, names, ours, theirs, *, rtol=2e-6, atol=1e-6) -> None:
+    """Each case `cases[name](namespace)` (an array or a tuple/list of them), all of `names`
+    traced into one jitted module over `ours` (one compile for several cases), against the
+    same case run with `theirs` (JAX), leaf by leaf: shape, dtype and values."""
+    import ember
+
+    got = ember.jit(lambda: {name: cases[name](ours) for name in names})()
+    for name in names:
+        mine, want = (list(t) if isinstance(t, (tuple, list)) else [t]
+                      for t in (got[name], cases[name](theirs)))
+        assert len(mine) == len(want), name
+        for a, b in zip(mine, want, strict=True):
+            assert np.shape(a) == np.shape(b), name
+            assert_close(a, b, rtol=rtol, atol=atol)

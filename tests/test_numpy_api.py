@@ -13,7 +13,7 @@ from tolerances import tolerance
 
 import ember
 import ember.numpy as enp
-from helpers import assert_close, setting
+from helpers import assert_close, check_cases_under_jit, setting
 
 jnp = jax.numpy
 
@@ -406,16 +406,7 @@ GROUPS = 4  # the cases run under jit, a few to a module: compiles are what test
 
 @pytest.mark.parametrize("group", range(GROUPS))
 def test_added_functions_match_jax(group):
-    names = sorted(ADDED)[group::GROUPS]
-    ours = ember.jit(lambda: {name: ADDED[name](enp) for name in names})()
-    for name in names:
-        theirs = ADDED[name](jnp)
-        got, want = (list(t) if isinstance(t, (tuple, list)) else [t]
-                     for t in (ours[name], theirs))
-        assert len(got) == len(want), name
-        for a, b in zip(got, want, strict=True):
-            assert np.shape(a) == np.shape(b), name
-            assert_close(np.asarray(a), np.asarray(b), rtol=2e-6, atol=1e-6)
+    check_cases_under_jit(ADDED, sorted(ADDED)[group::GROUPS], enp, jnp)
 
 
 def test_added_functions_work_under_jit_and_say_what_they_need():

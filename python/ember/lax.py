@@ -782,13 +782,17 @@ cummax, cummin = _running("cummax", enp.cummax), _running("cummin", enp.cummin)
 
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    """log(cumsum(exp(x))), shifted by the running maximum so that it cannot overflow."""
+    """log(cumsum(exp(x))): a scan of logaddexp along `axis`, so that no element is shifted
+    by a maximum it has not seen (one shift for all lost x = [-1000, 0]'s first value)."""
     operand = enp.asarray(operand)
-    top = cummax(operand, axis, reverse)
-    shifted = cumsum(enp.exp(operand - enp.max(operand, axis=axis, keepdims=True)), axis,
-                     reverse)
-    out = enp.log(shifted) + enp.max(operand, axis=axis, keepdims=True)
-    return enp.where(enp.isneginf(top), top, out)
+    moved = enp.moveaxis(operand, axis, 0)
+
+    def step(total, x):
+        total = enp.logaddexp(total, x)
+        return total, total
+
+    start = enp.full(moved.shape[1:], -np.inf, moved.dtype)
+    return enp.moveaxis(scan(step, start, moved, reverse=reverse)[1], 0, axis)
 
 
 def map(f: Callable, xs: Any) -> Any:  # noqa: A001 - JAX's name
