@@ -14,7 +14,9 @@ the reason is recorded. Decisions are attributes on the argument, so `ember-opt`
 IREE also writes in place into any function argument that reaches a tied op (an insert or a
 scatter into it, directly or as a loop's initial carry; iree-org/iree#16168), so an argument
 the caller still owns gets an `ember.copy` before such a write. Values made inside the
-function are updated in place: IREE copies one only while its old value is still read.
+function are updated in place: outside loops IREE copies one only while its old value is
+still read, but a loop's carries are updated in the initial value's buffer regardless, so a
+shared initial carry (used again, or a constant) gets a copy too.
 
 Every result owns its buffer: IREE returns an argument's buffer for a result that is the
 argument (or a reshape of it, or a branch or loop that may pass it through), and one buffer
@@ -32,7 +34,7 @@ from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import Trait
 
-from .walk import body, functions
+from .walk import body, functions, producer
 
 DONATED = "ember.donated"
 REF = "ember.ref"
@@ -333,6 +335,45 @@ def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
                 use.owner.operation.operands[use.operand_number] = copy.results[0]
 
 
+def _shared(value: mlir.Value) -> bool:
+    """Whether `value`'s buffer may hold another value too: it has other uses, is a view
+    (a reshape) of such a value, or is a constant (IREE merges equal constants)."""
+    if sum(1 for _ in value.uses) > 1:
+        return True
+    op = producer(value)
+    row = eir.opdef(op) if op is not None else None
+    if row is ops.RESHAPE:
+        return _shared(op.operands[0])
+    return row is ops.CONSTANT
+
+
+def _loops(block: mlir.Block):
+    for op in block.operations:
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _loops(inner)
+        if eir.opdef(op) in (ops.FOR, ops.WHILE):
+            yield op
+
+
+def protect_loop_inits(func: mlir.Operation) -> None:
+    """A loop's initial carry that the loop writes in place and that is shared (see
+    `_shared`) gets a fresh copy: IREE updates scf.for / scf.while carries in the initial
+    value's buffer without checking whether that buffer is still read (a value the function
+    uses again, or the same constant starting two loops, came back overwritten)."""
+    for loop in list(_loops(body(func))):
+        shift = 2 if eir.opdef(loop) is ops.FOR else 0
+        for k in range(len(loop.results)):
+            init = loop.operands[k + shift]
+            arg = loop.regions[-1].blocks[0].arguments[k + (1 if shift else 0)]
+            if not _shared(init) or written_in_place(arg) is None:
+                continue
+            with mlir.InsertionPoint(loop), loop.location:
+                copy = eir.build(ops.COPY, [init], {}, (eir.aval_of(init),))
+            loop.operands[k + shift] = copy.results[0]
+
+
 def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
     """The values whose buffer `value` may be, as IREE bufferizes: itself, or what it views
     (a reshape's operand) or passes through (a branch's yields, a loop's initial and yielded
@@ -350,8 +391,7 @@ def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
             if row not in (ops.FOR, ops.WHILE):
                 roots.add(v)  # the function's argument
                 continue
-            k = v.arg_number - (1 if row is ops.FOR and loop.regions[0].blocks[0] is owner
-                                else 0)
+            k = v.arg_number - (1 if row is ops.FOR else 0)  # its body takes i first
             if k < 0:
                 roots.add(v)  # ember.for's induction variable
                 continue
@@ -432,4 +472,5 @@ class Bufferize:
             attrs[i][ALIASED] = mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), k)
         _set_arg_attrs(func, attrs)
         protect_arguments(func, attrs)
+        protect_loop_inits(func)
         own_results(func, attrs)

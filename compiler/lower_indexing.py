@@ -71,11 +71,15 @@ def lower_after(em, op, args, avals, params, result) -> str:
 
 def lower_copy(em, op, args, avals, params, result) -> str:
     """A copy IREE cannot see through: it reads the operand at an offset hidden behind an
-    optimization barrier (zero at run time), so no pattern folds it into the operand."""
+    optimization barrier (zero at run time), so no pattern folds it into the operand, and
+    through a barrier on the operand, so a splat constant's copy does not become a fill that
+    IREE merges with another copy's (two loops starting from one buffer)."""
     (x,) = avals
-    zero, hidden = em.fresh("c"), em.fresh("c")
+    zero, hidden, source = em.fresh("c"), em.fresh("c"), em.fresh()
     em.emit(f"{zero} = arith.constant 0 : index")
     em.emit(f"{hidden} = util.optimization_barrier {zero} : index")
+    em.emit(f"{source} = util.optimization_barrier {args[0]} : {ttype(x)}")
+    args = [source]
 
     def body(_, __):
         coords = []

@@ -250,10 +250,9 @@ def _slice(b, ct, xs, y, p):
 
 
 def _dynamic_slice(b, ct, xs, y, p):
-    x_aval = b.aval(xs[0])
-    ones = (1,) * x_aval.ndim
-    return [_e(b, ops.DYNAMIC_UPDATE_SLICE, _zeros(b, x_aval), ct, *xs[1:], strides=ones),
-            *([None] * (len(xs) - 1))]
+    """Into zeros at the window, left unbuilt (`b.into_zeros`): a loop that slices one step
+    of an array (scan's xs) adds its cotangent into that step in place."""
+    return [b.into_zeros(b.aval(xs[0]), ct, xs[1:]), *([None] * (len(xs) - 1))]
 
 
 def _dynamic_update_slice(b, ct, xs, y, p):
@@ -323,7 +322,217 @@ def _cumulative(b, ct, xs, y, p):
     return [_e(b, ops.REV, summed, dimensions=(axis,))]
 
 
+def _reduce_prod(b, ct, xs, y, p):
+    """The product of the other elements, from running products from both ends (no
+    division, so zeros are handled): the reduced axes move last and are flattened."""
+    x = xs[0]
+    aval = b.aval(x)
+    axes = sorted(int(a) for a in p["axes"])
+    keep = [d for d in range(aval.ndim) if d not in axes]
+    perm = (*keep, *axes)
+    lead = tuple(aval.shape[d] for d in keep)
+    k = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
+    if k == 0 or aval.size == 0:
+        return [_zeros(b, aval)]
+    moved = x if perm == tuple(range(aval.ndim)) else _e(b, ops.TRANSPOSE, x,
+                                                         permutation=perm)
+    flat = _e(b, ops.RESHAPE, moved, shape=(*lead, k))
+    last = len(lead)
+    one = _c(b, 1, b.like((*lead, 1), aval.dtype))
+
+    def window(v, start, stop):
+        return _e(b, ops.SLICE, v, start_indices=(0,) * last + (start,),
+                  limit_indices=(*lead, stop), strides=(1,) * (last + 1))
+
+    def running(v):
+        return _e(b, ops.CUMULATIVE, v, axis=last, combiner="prod")
+
+    before = running(flat)
+    after = _e(b, ops.REV, running(_e(b, ops.REV, flat, dimensions=(last,))),
+               dimensions=(last,))
+    if k > 1:
+        before = _e(b, ops.CONCATENATE, one, window(before, 0, k - 1), dimension=last)
+        after = _e(b, ops.CONCATENATE, window(after, 1, k), one, dimension=last)
+    else:
+        before = after = one
+    spread = _e(b, ops.BROADCAST_IN_DIM, ct, shape=(*lead, k),
+                broadcast_dimensions=tuple(range(last)))
+    g = _e(b, ops.RESHAPE, _mul(b, _mul(b, before, after), spread),
+           shape=tuple(aval.shape[d] for d in perm))
+    inverse = tuple(perm.index(d) for d in range(aval.ndim))
+    return [g if perm == tuple(range(aval.ndim)) else _e(b, ops.TRANSPOSE, g,
+                                                          permutation=inverse)]
+
+
+def _sort(b, ct, xs, y, p):
+    """Back through the permutation: the sort's order (a sort of indices by the keys) is,
+    as keys, the inverse permutation, so sorting the cotangent by it puts each element back
+    where it came from. The keys get none (a sort is piecewise constant in them)."""
+    keys = xs[0]
+    d = int(p["dimension"])
+    shape = b.aval(keys).shape
+    order = _e(b, ops.SORT, keys, _e(b, ops.IOTA, dimension=d, shape=shape, dtype=np.int32),
+               dimension=d)
+    return [None, _e(b, ops.SORT, order, ct, dimension=d)]
+
+
+def _scatter(b, ct, xs, y, p):
+    """`add`: the operand's cotangent passes through, each update's is the cotangent at its
+    position. `set`: overwritten positions get none, and an update gets the cotangent only
+    if it is the last write to its position (found by scattering the update numbers)."""
+    x, positions, _ = xs
+    combine = p["combine"]
+    if combine not in ("add", "set"):
+        raise NotImplementedError(f"the derivative of a scatter with combine={combine!r} "
+                                  f"(x.at[i].{combine}) is not supported yet")
+    n, m = b.aval(x).shape[0], b.aval(positions).shape[0]
+    pos_aval = b.aval(positions)
+    inside = _e(b, ops.AND,
+                _e(b, ops.COMPARE, positions, _c(b, 0, pos_aval), direction="GE"),
+                _e(b, ops.COMPARE, positions, _c(b, n, pos_aval), direction="LT"))
+    zeros = _zeros(b, b.like((m,), b.aval(ct).dtype))
+    if n == 0:
+        return [ct, None, zeros]
+    gathered = _e(b, ops.TAKE, ct, positions, axis=0)
+    if combine == "add":
+        return [ct, None, _e(b, ops.SELECT, inside, gathered, zeros)]
+    i32 = np.dtype(np.int32)
+    number = _e(b, ops.IOTA, dimension=0, shape=(m,), dtype=i32)
+    writer = _e(b, ops.SCATTER, _c(b, -1, b.like((n,), i32)), positions, number,
+                combine="set")
+    last = _e(b, ops.AND, inside, _e(b, ops.COMPARE, _e(b, ops.TAKE, writer, positions, axis=0),
+                                     number, direction="EQ"))
+    return [_e(b, ops.SCATTER, ct, positions, zeros, combine="set"), None,
+            _e(b, ops.SELECT, last, gathered, zeros)]
+
+
+# -- control flow. Rules of ops with regions take the list of the results' cotangents and
+# their operands followed by the values their regions read from outside (`free`); params
+# carry each region as a function (`bodies`: region arguments, then the free values) and
+# `free`, their count.
+
+def _split_free(xs, p):
+    free = xs[len(xs) - p["free"]:]
+    return xs[:len(xs) - p["free"]], free
+
+
+def _branches(row):
+    def rule(b, cts, xs, ys, p):
+        """The same branch runs backward: each branch is the vjp of its forward branch."""
+        (selector,), free = _split_free(xs, p)
+        diff = [i for i, f in enumerate(free) if kind(b.aval(f).dtype) == "f"]
+
+        def backward(body):
+            def run():
+                gs = b.vjp(body, free, cts)
+                return [b.dense(gs[i], free[i]) for i in diff]
+            return run
+
+        grads = [None] * len(free)
+        if diff:
+            outs = b.branches(row, selector, [backward(body) for body in p["bodies"]])
+            for i, g in zip(diff, outs, strict=True):
+                grads[i] = g
+        return [None, *grads]
+    return rule
+
+
+_DYNAMIC_LOOP = ("Reverse-mode differentiation does not work for lax.while_loop or "
+                 "lax.fori_loop with dynamic start/stop values. Try using lax.scan, or using "
+                 "fori_loop with static start/stop.")
+
+
+def _while(b, cts, xs, ys, p):
+    raise ValueError(_DYNAMIC_LOOP)
+
+
+def _for_forward(b, xs, p):
+    """The loop, also saving each step's carries (before the step) in stacks: the
+    backward pass reads them in reverse. Carries only written at a slice (a scan's stacked
+    outputs) are not saved. Only loops with static bounds are differentiable in reverse."""
+    (lower, upper, *carries), free = _split_free(xs, p)
+    body = p["bodies"][0]
+    if p["bounds"] is None:
+        return b.loop(lower, upper, lambda i, *c: body(i, *c, *free), carries), None
+    lo, hi = p["bounds"]
+    n = max(hi - lo, 0)
+    saved = [j for j in range(len(carries)) if j not in p["write_only"]]
+    if n == 0 or not saved:
+        return b.loop(lower, upper, lambda i, *c: body(i, *c, *free), carries), []
+    m = len(carries)
+    stacks = [_zeros(b, b.like((n, *b.aval(carries[j]).shape), b.aval(carries[j]).dtype))
+              for j in saved]
+
+    def step(i, *state):
+        cs, st = state[:m], state[m:]
+        at = _sub(b, i, b.index(lo, b.aval(i).dtype))
+        st = [_e(b, ops.DYNAMIC_UPDATE_SLICE, s, _e(b, ops.RESHAPE, cs[j],
+                                                    shape=(1, *b.aval(cs[j]).shape)),
+                 at, *[b.index(0)] * b.aval(cs[j]).ndim, strides=(1,) * b.aval(s).ndim)
+              for s, j in zip(st, saved, strict=True)]
+        return [*body(i, *cs, *free), *st]
+
+    out = b.loop(lower, upper, step, [*carries, *stacks])
+    return out[:m], dict(zip(saved, out[m:], strict=True))
+
+
+def _for(b, cts, xs, ys, p):
+    """A loop backward over the steps in reverse: each step is the vjp of the forward step
+    on the carries saved for it; the free values' cotangents add up in carries (a slice a
+    step, as a scan reads its xs, in place)."""
+    if p["bounds"] is None:
+        raise ValueError(_DYNAMIC_LOOP)
+    (lower, upper, *carries), free = _split_free(xs, p)
+    body, stacks = p["bodies"][0], p["residuals"]
+    lo, hi = p["bounds"]
+    n, m = max(hi - lo, 0), len(carries)
+    diff = [j for j in range(m) if kind(b.aval(carries[j]).dtype) == "f"]
+    diff_free = [f for f in range(len(free)) if kind(b.aval(free[f]).dtype) == "f"]
+    if n == 0:
+        return [None, None, *[cts[j] if j in diff else None for j in range(m)],
+                *[None] * len(free)]
+    i_dtype = b.aval(lower).dtype
+
+    def step(j, *state):
+        ct_carries, acc = state[:len(diff)], state[len(diff):]
+        i = _sub(b, b.index(hi - 1, i_dtype), j)
+        at = _sub(b, i, b.index(lo, i_dtype))
+        cs = [ys[k] if k not in stacks else _e(
+            b, ops.RESHAPE, _e(b, ops.DYNAMIC_SLICE, stacks[k], at,
+                               *[b.index(0)] * b.aval(ys[k]).ndim,
+                               sizes=(1, *b.aval(ys[k]).shape)), shape=b.aval(ys[k]).shape)
+              for k in range(m)]
+        out_cts = [None] * m
+        for k, ct in zip(diff, ct_carries, strict=True):
+            out_cts[k] = ct
+        gs = b.vjp(lambda *a: body(i, *a), [*cs, *free], out_cts)
+        return [*[b.dense(gs[k], cs[k]) for k in diff],
+                *[b.add_into(a, gs[m + f]) for a, f in zip(acc, diff_free, strict=True)]]
+
+    inits = [cts[k] for k in diff] + [_zeros(b, b.aval(free[f])) for f in diff_free]
+    if not inits:
+        return [None] * len(xs)
+    out = b.loop(b.index(0, i_dtype), b.index(n, i_dtype), step, inits)
+    grads = [None] * (2 + m + len(free))
+    for k, g in zip(diff, out[:len(diff)], strict=True):
+        grads[2 + k] = g
+    for f, g in zip(diff_free, out[len(diff):], strict=True):
+        grads[2 + m + f] = g
+    return grads
+
+
+# Rows whose forward pass under differentiation differs from the op: (b, operands + free,
+# params) -> (results, residuals for the rule, as params["residuals"]).
+FORWARD: dict[OpDef, Callable] = {ops.FOR: _for_forward}
+
 VJP.update({
+    ops.REDUCE_PROD: _reduce_prod,
+    ops.SORT: _sort,
+    ops.SCATTER: _scatter,
+    ops.IF: _branches(ops.IF),
+    ops.CASE: _branches(ops.CASE),
+    ops.WHILE: _while,
+    ops.FOR: _for,
     ops.POW: _pow,
     ops.MAX: _extremum("GT"),
     ops.MIN: _extremum("LT"),
@@ -356,13 +565,6 @@ ZERO: frozenset[OpDef] = frozenset({
 })
 
 NOT_YET: dict[OpDef, str] = {
-    ops.REDUCE_PROD: "the product's derivative needs the products of the other elements",
-    ops.SORT: "needs the permutation the sort applied",
-    ops.SCATTER: "needs the gather of the cotangent at the scattered positions",
-    ops.IF: "control flow (lax.cond)",
-    ops.CASE: "control flow (lax.switch)",
-    ops.WHILE: "control flow (lax.while_loop)",
-    ops.FOR: "control flow (lax.fori_loop, lax.scan)",
     ops.ELEMENTWISE_FOR: "made by a pass after differentiation, never traced",
     ops.FUSION: "made by a pass after differentiation, never traced",
     ops.AFTER: "made by a pass after differentiation, never traced",

@@ -146,3 +146,30 @@ def test_the_first_call_of_a_worker_thread_module_finds_sharing_after_its_work()
     x = np.random.default_rng(0).standard_normal(1 << 17).astype(np.float32)
     out = ember.jit(jnp.sort)(x)
     assert_close(out, np.sort(x))
+
+
+def test_a_loop_never_writes_into_a_buffer_still_read():
+    """IREE updates loop carries in the initial value's buffer: a value used again, one
+    starting two loops, or a constant starting two loops must each get its own."""
+    def f(x):
+        z = x + 1
+        zeros = jnp.zeros(3)
+        kept = lax.fori_loop(0, 3, lambda i, a: a.at[i].set(x[i] * 10), z)
+        again = lax.fori_loop(0, 3, lambda i, b: b.at[i].add(x[i]), z)
+        c1 = lax.fori_loop(0, 3, lambda i, a: a.at[i].set(x[i] * 10), zeros)
+        c2 = lax.fori_loop(0, 3, lambda i, b: b.at[i].add(x[i]), jnp.zeros(3))
+        w = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1].at[c[0]].set(9.0)),
+                           (0, z))[1]
+        nested = lax.fori_loop(0, 2, lambda j, a: lax.fori_loop(
+            0, 3, lambda i, b: b.at[i].add(1.0), a), z)
+        return z, kept, again, c1, c2, w, nested
+
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    z, kept, again, c1, c2, w, nested = ember.jit(f)(x)
+    assert_close(z, x + 1)
+    assert_close(kept, x * 10)
+    assert_close(again, 2 * x + 1)
+    assert_close(c1, x * 10)
+    assert_close(c2, x)
+    assert_close(w, np.full(3, 9.0, np.float32))
+    assert_close(nested, x + 3)

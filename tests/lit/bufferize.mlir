@@ -118,6 +118,49 @@ func.func @kept_loop_carry_is_copied(%x: tensor<8xf32>, %u: tensor<2xf32>, %lo: 
   return %0 : tensor<8xf32>
 }
 
+// A value made inside the function that a loop writes in place but that is read again, and
+// a constant (IREE merges equal ones), start their loops from copies; a value used only as
+// the initial carry, and a carry the body only reads, must not be copied.
+// CHECK-LABEL: func.func @shared_loop_inits_are_copied
+// CHECK: %[[E:.*]] = "ember.exp"(%arg0)
+// CHECK: %[[Z:.*]] = "ember.constant"
+// CHECK: %[[N:.*]] = "ember.neg"(%arg0)
+// CHECK: %[[CE:.*]] = "ember.copy"(%[[E]])
+// CHECK-NEXT: "ember.for"(%arg2, %arg3, %[[CE]])
+// CHECK: %[[CZ:.*]] = "ember.copy"(%[[Z]])
+// CHECK-NEXT: "ember.for"(%arg2, %arg3, %[[CZ]])
+// CHECK-NOT: ember.copy
+// CHECK: "ember.for"(%arg2, %arg3, %[[N]])
+// CHECK-NOT: ember.copy
+// CHECK: "ember.for"(%arg2, %arg3, %[[E]])
+// CHECK: return
+func.func @shared_loop_inits_are_copied(%x: tensor<8xf32>, %u: tensor<2xf32>, %lo: tensor<i32>, %hi: tensor<i32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %e = "ember.exp"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %z = "ember.constant"() {value = dense<0.0> : tensor<8xf32>} : () -> tensor<8xf32>
+  %n = "ember.neg"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %0 = "ember.for"(%lo, %hi, %e) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<8xf32>):
+    %1 = "ember.dynamic_update_slice"(%c, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+    "ember.yield"(%1) : (tensor<8xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<8xf32>) -> tensor<8xf32>
+  %2 = "ember.for"(%lo, %hi, %z) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<8xf32>):
+    %3 = "ember.dynamic_update_slice"(%c, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+    "ember.yield"(%3) : (tensor<8xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<8xf32>) -> tensor<8xf32>
+  %4 = "ember.for"(%lo, %hi, %n) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<8xf32>):
+    %5 = "ember.dynamic_update_slice"(%c, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+    "ember.yield"(%5) : (tensor<8xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<8xf32>) -> tensor<8xf32>
+  %6 = "ember.for"(%lo, %hi, %e) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<8xf32>):
+    %7 = "ember.exp"(%c) : (tensor<8xf32>) -> tensor<8xf32>
+    "ember.yield"(%7) : (tensor<8xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<8xf32>) -> tensor<8xf32>
+  return %e, %0, %2, %4, %6 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
 // Must not fire: a donated argument is the caller's no more (an insert into it is tied to the
 // result); a value made inside the function is updated in place; an argument only read is
 // left alone.

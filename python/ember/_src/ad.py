@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import optree
@@ -31,7 +31,8 @@ _NS = tree_util.NAMESPACE
 
 
 class _Builder:
-    """What derivative rules build with: ops of the current trace."""
+    """What derivative rules build with: ops of the current trace, and for control flow
+    the vjp of a function, branches and loops traced from Python functions."""
 
     emit = staticmethod(bind)
 
@@ -52,8 +53,85 @@ class _Builder:
         return bind(ops.BROADCAST_IN_DIM, c, shape=aval.shape, broadcast_dimensions=())
 
     @staticmethod
-    def index(i: int) -> Any:
-        return constant(np.asarray(i, np.int32))
+    def index(i: int, dtype: Any = np.int32) -> Any:
+        return constant(np.asarray(i, dtype))
+
+    @staticmethod
+    def into_zeros(aval: ShapedArray, update: Any, starts: Sequence[Any]) -> _SliceCt:
+        """Zeros of `aval` but for `update` at `starts`, kept unbuilt: added into a value,
+        it is one in-place update of that slice, not a dense pass."""
+        return _SliceCt(aval, update, tuple(starts))
+
+    @staticmethod
+    def dense(g: Any, like: Any) -> Any:
+        """A cotangent as a value: zeros for None."""
+        if g is None:
+            return _zeros_like(like)
+        return g.build() if isinstance(g, _SliceCt) else g
+
+    @staticmethod
+    def add_into(acc: Any, g: Any) -> Any:
+        return acc if g is None else _add(acc, g)
+
+    @staticmethod
+    def vjp(fun: Callable, primals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        """The cotangents of `primals` (None where none reached) for `cts` of the outputs
+        of `fun(*primals)` (a list; None: zero)."""
+        return _Tape(fun, tuple(primals), _name(fun)).backward(list(cts))
+
+    @staticmethod
+    def branches(row: Any, selector: Any, funs: Sequence[Callable]) -> list[Any]:
+        """`row` (ember.if / ember.case) on `selector`, its regions traced from `funs`
+        (no arguments; each returns a list of one type)."""
+        regions = Regions(current_trace(), len(funs))
+        try:
+            for i, fun in enumerate(funs):
+                with regions.trace(i, _name(fun), defined_at(fun), [], []) as sub:
+                    avals = sub.finish(fun())
+            return list(bind(row, selector, regions=regions, results=tuple(avals)))
+        finally:
+            regions.discard()
+
+    @staticmethod
+    def loop(lower: Any, upper: Any, body: Callable, inits: Sequence[Any]) -> list[Any]:
+        """An ember.for: `carries = body(i, *carries)` for i in [lower, upper)."""
+        trace = current_trace()
+        lower, upper = trace.lift(lower), trace.lift(upper)
+        avals = [trace.lift(x).aval for x in inits]
+        regions = Regions(trace, 1)
+        try:
+            with regions.trace(0, _name(body), defined_at(body), [lower.aval, *avals],
+                               [f"carry {j}" for j in range(len(avals) + 1)]) as sub:
+                sub.finish(body(sub.args[0], *sub.args[1:]))
+            return list(bind(ops.FOR, lower, upper, *inits, regions=regions,
+                             results=tuple(avals)))
+        finally:
+            regions.discard()
+
+
+def _add(acc: Any, g: Any) -> Any:
+    if isinstance(acc, _SliceCt):
+        acc, g = g, acc
+    if isinstance(acc, _SliceCt):
+        acc = acc.build()
+    if not isinstance(g, _SliceCt):
+        return bind(ops.ADD, acc, g)
+    current = bind(ops.DYNAMIC_SLICE, acc, *g.starts, sizes=g.update.aval.shape)
+    return bind(ops.DYNAMIC_UPDATE_SLICE, acc, bind(ops.ADD, current, g.update), *g.starts,
+                strides=(1,) * acc.aval.ndim)
+
+
+class _SliceCt:
+    """The cotangent of a dynamic slice, unbuilt (see `_Builder.into_zeros`)."""
+
+    __slots__ = ("aval", "update", "starts")
+
+    def __init__(self, aval: ShapedArray, update: Any, starts: tuple):
+        self.aval, self.update, self.starts = aval, update, starts
+
+    def build(self) -> Any:
+        return bind(ops.DYNAMIC_UPDATE_SLICE, _zeros_like(self), self.update, *self.starts,
+                    strides=(1,) * self.aval.ndim)
 
 
 _B = _Builder()
@@ -63,10 +141,129 @@ def _float(aval: ShapedArray) -> bool:
     return kind(aval.dtype) == "f"
 
 
+class _Eqn(NamedTuple):
+    """One op of a traced block as data: its row, operand and result value numbers and
+    params; for ops with regions, each region as a `_Program` and the numbers of the values
+    they read from outside the op."""
+
+    row: Any
+    ins: list[int]
+    outs: list[int]
+    params: dict
+    bodies: list[_Program]
+    free: list[int]
+
+
+class _Program(NamedTuple):
+    """A traced block as data: argument numbers, ops, yielded numbers, and the numbers it
+    reads from outside (in order of first use)."""
+
+    args: list[int]
+    eqns: list[_Eqn]
+    outs: list[int]
+    free: list[int]
+
+
+class _Numbering:
+    """Numbers for the values of a traced block and the blocks within it, with their avals
+    (and the IR values of numbers, to see the enclosing trace's values)."""
+
+    def __init__(self):
+        self.numbers: dict[Any, int] = {}
+        self.avals: dict[int, ShapedArray] = {}
+        self.values: dict[int, Any] = {}
+
+    def __call__(self, value: Any) -> int:
+        key = self.numbers.get(value)
+        if key is None:
+            key = self.numbers[value] = len(self.numbers)
+            self.avals[key] = eir.aval_of(value)
+            self.values[key] = value
+        return key
+
+
+def _extract(block: Any, number: _Numbering) -> _Program:
+    args = [number(v) for v in block.arguments]
+    defined, used, eqns = set(args), {}, []
+    for op in block.operations:
+        op = op.operation
+        if eir.opdef(op) is ops.YIELD:
+            outs = [number(v) for v in op.operands]
+            used.update(dict.fromkeys(outs))
+            free = [k for k in used if k not in defined]
+            return _Program(args, eqns, outs, free)
+        row, _, params = eir.read(op)
+        if row.has(ops.Trait.SIDE_EFFECTS):
+            raise NotImplementedError(
+                f"differentiating through {row.name} is not supported yet "
+                f"({derivatives.NOT_YET.get(row, 'no rule')})")
+        ins = [number(v) for v in op.operands]
+        bodies = [_extract(region.blocks[0], number) for region in op.regions]
+        free = list(dict.fromkeys(k for body in bodies for k in body.free))
+        outs = [number(v) for v in op.results]
+        used.update(dict.fromkeys(ins + free))
+        defined.update(outs)
+        eqns.append(_Eqn(row, ins, outs, params, bodies, free))
+    raise AssertionError("a traced region ends in ember.yield")
+
+
+def _run(program: _Program, args: Sequence[Any], env: dict[int, Any],
+         avals: dict[int, ShapedArray], record: Callable | None = None) -> list[Any]:
+    """Bind `program`'s ops into the current trace on `args` (`env`: the values it reads
+    from outside). `record(eqn, ins, free, env)` may bind an op itself (returning its
+    results), else None."""
+    env = {**env, **dict(zip(program.args, args, strict=True))}
+    for eqn in program.eqns:
+        ins = [env[k] for k in eqn.ins]
+        outs = record(eqn, ins, [env[k] for k in eqn.free], env) if record else None
+        if outs is None:
+            outs = _bind_eqn(eqn, ins, env, avals)
+        env.update(zip(eqn.outs, outs, strict=True))
+    return [env[k] for k in program.outs]
+
+
+def _bind_eqn(eqn: _Eqn, ins: list[Any], env: dict[int, Any],
+              avals: dict[int, ShapedArray]) -> list[Any]:
+    if not eqn.bodies:
+        return [bind(eqn.row, *ins, **eqn.params)]
+    regions = Regions(current_trace(), len(eqn.bodies))
+    try:
+        for i, body in enumerate(eqn.bodies):
+            with regions.trace(i, eqn.row.name, "", [avals[k] for k in body.args],
+                               [f"{eqn.row.name} argument {j}" for j in range(len(body.args))]
+                               ) as sub:
+                sub.finish(_run(body, sub.args, env, avals))
+        return list(bind(eqn.row, *ins, regions=regions, **eqn.params))
+    finally:
+        regions.discard()
+
+
+def _body_function(body: _Program, free: list[int], avals: dict[int, ShapedArray]
+                   ) -> Callable:
+    """A region as a function of its arguments, then the op's free values."""
+    def run(*xs: Any) -> list[Any]:
+        n = len(body.args)
+        return _run(body, xs[:n], dict(zip(free, xs[n:], strict=True)), avals)
+    return run
+
+
+def _write_only(body: _Program, j: int) -> bool:
+    """Whether loop carry `j` is only ever written at a slice and carried on (a scan's
+    stacked outputs): the backward pass never needs its value."""
+    arg, out = body.args[j + 1], body.outs[j]
+    uses = [(e, i) for e in body.eqns for i, k in enumerate(e.ins + e.free) if k == arg]
+    if len(uses) != 1 or body.outs.count(out) != 1 or arg in body.outs:
+        return False
+    eqn, i = uses[0]
+    return (eqn.row is ops.DYNAMIC_UPDATE_SLICE and i == 0 and eqn.outs[0] == out and
+            not any(out in e.ins + e.free for e in body.eqns))
+
+
 class _Tape:
     """A function's ops replayed into the current trace: its outputs, and for the backward
-    pass each op's row and params with the tracers of its operands and result. Values are
-    numbered while the traced region exists (it is erased once replayed)."""
+    pass each op's row and params with the tracers of its operands and results. Values are
+    numbered while the traced region exists (it is erased once replayed); ops with regions
+    are kept as `_Program`s, so the backward pass can trace them again."""
 
     def __init__(self, fun: Callable, args: Sequence[Any], name: str):
         trace = current_trace()
@@ -74,62 +271,85 @@ class _Tape:
 
         def visit(block, in_tree, out_tree):
             self.in_tree, self.out_tree = in_tree, out_tree
-            self._numbers: dict[Any, int] = {}
-            self.arg_keys = [self._key(v) for v in block.arguments]
-            self.values: dict[int, Tracer] = dict(zip(self.arg_keys, self.inputs,
-                                                      strict=True))
-            # (row, operand keys, operand tracers, result key, result tracer, params)
+            number = _Numbering()
+            program = _extract(block, number)
+            self.avals = number.avals
+            self.arg_keys = program.args
+            env = {k: Tracer(trace, number.avals[k], number.values[k], frozenset())
+                   for k in program.free}  # values of enclosing traces, visible as they are
+            self.active = set(program.args)
+            self.known: dict[int, np.ndarray] = {}
+            # (eqn, operand tracers, free tracers, result tracers, params for the rule)
             self.entries: list[tuple] = []
-            self.output_keys = self._replay(trace, block)
-            self.outputs = [self.values[k] for k in self.output_keys]
-            del self._numbers
+            self.outputs = _run(program, self.inputs, env, self.avals, self._record)
+            self.output_keys = program.outs
 
         traced_region(fun, args, [t.aval for t in self.inputs], name, visit)
 
-    def _key(self, value: Any) -> int:
-        return self._numbers.setdefault(value, len(self._numbers))
+    def _record(self, eqn: _Eqn, ins: list, free: list, env: dict) -> list | None:
+        self._fold(eqn)
+        if not any(k in self.active for k in eqn.ins + eqn.free):
+            return None  # no derivative reaches it: bound as it is, not kept
+        self.active.update(eqn.outs)
+        params = eqn.params
+        outs = None
+        if eqn.bodies:
+            params = {**params,
+                      "bodies": [_body_function(b, eqn.free, self.avals) for b in eqn.bodies],
+                      "free": len(free)}
+            if eqn.row is ops.FOR:
+                bounds = [self.known.get(k) for k in eqn.ins[:2]]
+                params["bounds"] = (None if any(v is None for v in bounds) else
+                                    tuple(int(v) for v in bounds))
+                params["write_only"] = frozenset(
+                    j for j in range(len(eqn.outs)) if _write_only(eqn.bodies[0], j))
+            forward = derivatives.FORWARD.get(eqn.row)
+            if forward is not None:
+                outs, params["residuals"] = forward(_B, [*ins, *free], params)
+        if outs is None:
+            outs = _bind_eqn(eqn, ins, env, self.avals)
+        self.entries.append((eqn, ins, free, outs, params))
+        return outs
 
-    def _replay(self, trace, block) -> list[int]:
-        def get(value) -> tuple[int, Tracer]:
-            key = self._key(value)
-            if key not in self.values:  # a value of an enclosing trace: visible as it is
-                self.values[key] = Tracer(trace, eir.aval_of(value), value, frozenset())
-            return key, self.values[key]
-
-        for op in block.operations:
-            op = op.operation
-            if eir.opdef(op) is ops.YIELD:
-                return [get(v)[0] for v in op.operands]
-            row, _, params = eir.read(op)
-            if row.regions or row.has(ops.Trait.SIDE_EFFECTS):
-                raise NotImplementedError(
-                    f"differentiating through {row.name} is not supported yet "
-                    f"({derivatives.NOT_YET.get(row, 'no rule')})")
-            pairs = [get(v) for v in op.operands]
-            keys, inputs = [k for k, _ in pairs], [t for _, t in pairs]
-            result = bind(row, *inputs, **params)
-            key = self._key(op.results[0])
-            self.values[key] = result
-            self.entries.append((row, keys, inputs, key, result, params))
-        raise AssertionError("a traced region ends in ember.yield")
+    def _fold(self, eqn: _Eqn) -> None:
+        """Keep the values of scalars computed from constants (a loop's bounds: they say
+        whether it can run backward, and how many steps)."""
+        if eqn.row is ops.CONSTANT:
+            value = eqn.params["value"]
+        elif (eqn.bodies or eqn.row.reference is None or len(eqn.outs) != 1 or
+              self.avals[eqn.outs[0]].shape != () or
+              not all(k in self.known for k in eqn.ins)):
+            return
+        else:
+            value = eqn.row.reference(*[self.known[k] for k in eqn.ins], **eqn.params)
+        if np.ndim(value) == 0:
+            self.known[eqn.outs[0]] = np.asarray(value)
 
     def backward(self, cts: Sequence[Any]) -> list[Any]:
-        """The cotangents of the inputs, for cotangents of the outputs (None: zero)."""
+        """The cotangents of the inputs, for cotangents of the outputs (None: zero); a
+        cotangent may be unbuilt (`_Builder.into_zeros`): see `_Builder.dense`."""
         grads: dict[int, Any] = {}
         for key, ct in zip(self.output_keys, cts, strict=True):
             if ct is not None:
                 _accumulate(grads, key, ct)
-        for row, keys, inputs, key, result, params in reversed(self.entries):
-            ct = grads.pop(key, None)
-            if ct is None or not _float(result.aval) or row in derivatives.ZERO:
+        for eqn, ins, free, outs, params in reversed(self.entries):
+            row = eqn.row
+            out_cts = [grads.pop(k, None) for k in eqn.outs]
+            if row in derivatives.ZERO or not any(
+                    ct is not None and _float(y.aval) for ct, y in zip(out_cts, outs,
+                                                                      strict=True)):
                 continue
             rule = derivatives.VJP.get(row)
             if rule is None:
                 raise NotImplementedError(
                     f"the derivative of {row.name} is not supported yet "
                     f"({derivatives.NOT_YET.get(row, 'no rule')})")
-            for k, t, g in zip(keys, inputs, rule(_B, ct, inputs, result, params),
-                               strict=True):
+            if eqn.bodies:
+                dense = [_B.dense(ct, y) for ct, y in zip(out_cts, outs, strict=True)]
+                gs = rule(_B, dense, [*ins, *free], outs, params)
+            else:
+                gs = rule(_B, _B.dense(out_cts[0], outs[0]), ins, outs[0], params)
+            for k, t, g in zip(eqn.ins + eqn.free, [*ins, *free], gs, strict=True):
                 if g is not None and _float(t.aval):
                     _accumulate(grads, k, g)
         return [grads.get(k) for k in self.arg_keys]
@@ -138,8 +358,7 @@ class _Tape:
         """backward, for cotangents of the first outputs (the rest: zero), zeros filled in
         for inputs no cotangent reached."""
         full = list(cts) + [None] * (len(self.outputs) - len(cts))
-        return [g if g is not None else _zeros_like(t)
-                for g, t in zip(self.backward(full), self.inputs, strict=True)]
+        return [_B.dense(g, t) for g, t in zip(self.backward(full), self.inputs, strict=True)]
 
 
 def traced_region(fun: Callable, args: Sequence[Any], avals: Sequence[ShapedArray],
@@ -162,10 +381,10 @@ def traced_region(fun: Callable, args: Sequence[Any], avals: Sequence[ShapedArra
 
 
 def _accumulate(grads: dict, value: Any, ct: Any) -> None:
-    grads[value] = ct if value not in grads else bind(ops.ADD, grads[value], ct)
+    grads[value] = ct if value not in grads else _add(grads[value], ct)
 
 
-def _zeros_like(t: Tracer) -> Any:
+def _zeros_like(t: Any) -> Any:
     return _B.scalar(0, t.aval)
 
 
