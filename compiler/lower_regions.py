@@ -21,6 +21,7 @@ from .emitter import (
     template_params,
     ttype,
 )
+from .walk import producer
 
 
 def _predicate(em: Emitter, value: str, aval: ShapedArray) -> str:
@@ -273,7 +274,7 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
     block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
-    if _mistaken_for_a_contraction(block, members):
+    if _mistaken_for_a_contraction(operation, block, members):
         # IREE's data tiling takes a sum of f(a) * g(b) for a contraction, f and g unary ops
         # its matcher skips as if they were casts, and drops them: (-a * b).sum(1) came out
         # as (a * b).sum(1) (IREE 3.13). The product is computed by a dispatch of its own,
@@ -294,7 +295,8 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
     return _fused(em, block, members, end.operands[0], args, avals, result)
 
 
-def _mistaken_for_a_contraction(block: mlir.Block, members: list) -> bool:
+def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
+                                members: list) -> bool:
     """Whether a fused sum's body is add(mul(f(x), g(y))) with x and y inputs that both read
     a summed axis (a contraction's) and some f or g a unary op other than a conversion
     (upstream's isContractionBody skips those)."""
@@ -323,7 +325,22 @@ def _mistaken_for_a_contraction(block: mlir.Block, members: list) -> bool:
             x, dims = eir.aval_of(op.operands[0]), eir.read(op)[2]["broadcast_dimensions"]
             reads[op.results[0]] = any(d in summed and x.shape[j] == domain[d]
                                        for j, d in enumerate(dims))
-    return all(reads.get(skip(v), False) for v in product.operands) and unary > 0
+    if not all(reads.get(skip(v), False) for v in product.operands):
+        return False
+    if unary > 0:
+        return True
+    # IREE 3.13's CPU codegen also fails on a plain product whose factors read different
+    # dims when the sum leaves at most one dim or the domain has three: sum(a * w[None, :])
+    # ("vector.contract op invalid accumulator/result vector shape"), and a (2, 2, 4) * (4,)
+    # summed over its last two dims crashed the compiler.
+    broadcast_inputs = {arg for arg, outer in zip(block.arguments, operation.operands,
+                                                  strict=True)
+                        if (p := producer(outer)) is not None and
+                        eir.opdef(p) is ops.BROADCAST_IN_DIM}  # IREE fuses them back in
+    whole = [v for v in product.operands
+             if skip(v) in block.arguments and skip(v) not in broadcast_inputs]
+    return len(whole) < len(product.operands) and (
+        len(domain) - len(summed) == 0 or len(domain) >= 3)
 
 
 def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: list,

@@ -18,6 +18,7 @@ import numpy as np
 from ember.dialect.types import ShapedArray, kind
 
 from .emitter import Emitter, etype, identity_map, iterators, results_lhs, ttype
+from .lower_indexing import lower_copy
 
 PASSES_PER_KERNEL = 7
 
@@ -119,8 +120,11 @@ def _highest(aval: ShapedArray):
 
 
 def _pad(em: Emitter, value: str, aval: ShapedArray, dim: int, size: int, fill) -> str:
+    """The operand padded to `size` along `dim`: a fresh tensor either way, since the merge
+    loop updates its carries in the initial buffer (IREE 3.13 does so even while another
+    dispatch still reads it: a payload the program also used failed to compile)."""
     if aval.shape[dim] == size:
-        return value
+        return lower_copy(em, None, [value], [aval], {}, aval)
     padded = _resized(aval, dim, size)
     name, zeros = em.fresh(), ", ".join(["0"] * aval.ndim)
     em.emit(f"{name} = tensor.insert_slice {value} into {em.filled(padded, fill)}[{zeros}] "

@@ -109,7 +109,31 @@ STRUCTURAL = {
     "take": lambda a: jnp.sum(a[np.array([0, 2, 2, -1])] ** 2),
     "cumsum": lambda a: jnp.sum(jnp.cumsum(a, axis=1) ** 2),
     "select_convert": lambda a: jnp.sum(jnp.where(a > 0, a, 0.5 * a) * (a > 0.3)),
+    # a zero among the factors: the product of the others, not a division
+    "reduce_prod_sort_scatter": lambda a: (
+        jnp.sum(jnp.prod(a.at[1, 2].set(0.0), axis=1)) + jnp.prod(a[0]) +
+        jnp.sum(jnp.sort(a, axis=0) * jnp.arange(4.0)) +
+        jnp.sum(a[0].at[np.array([1, 3, 1, 7])].add(a[1] * 2.0) ** 2) +
+        jnp.sum(a[2].at[np.array([1, 3, 1, -9])].set(a[3] ** 2) ** 2)),
+    "control_flow": lambda a: _control_flow(a),
 }
+
+
+def _control_flow(a):
+    lax = ember.lax
+    total = lax.cond(jnp.sum(a) > 0, lambda: jnp.sum(jnp.sin(a) * a),
+                     lambda: jnp.sum(a ** 3))
+    total += lax.switch(1, [lambda v: v[0].sum(), lambda v: (v[1] ** 2).sum()], a)
+    total += jnp.sum(lax.fori_loop(0, 3, lambda i, c: jnp.tanh(c * a[i]), a[3]))
+
+    def step(h, x):  # a recurrence, a cond inside, stacked outputs
+        h = jnp.tanh(h * a[0] + x)
+        return h, lax.cond(x[0] > 0, lambda: jnp.sum(h) * x[1], lambda: jnp.sum(h ** 2))
+
+    for reverse in (False, True):
+        h, ys = lax.scan(step, a[1], a, reverse=reverse)
+        total += jnp.sum(h) + jnp.sum(ys * jnp.arange(1.0, 5.0))
+    return total
 
 
 @pytest.mark.parametrize("name", sorted(STRUCTURAL))
@@ -230,10 +254,15 @@ def test_aux_stop_gradient_and_errors():
         ember.grad(lambda v: jnp.sum(v))(np.arange(3))
     with pytest.raises(TypeError, match="requires a real scalar output.*f32\\[4\\]"):
         ember.grad(lambda v: v * 2)(x)
-    with pytest.raises(NotImplementedError, match="ember.for is not supported yet"):
-        ember.grad(lambda v: jnp.sum(ember.lax.fori_loop(0, 3, lambda i, c: c * 2, v)))(x)
-    with pytest.raises(NotImplementedError, match="ember.sort is not supported yet"):
-        ember.grad(lambda v: jnp.sum(jnp.sort(v) * x))(x)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for "
+                                         "lax.while_loop or lax.fori_loop with dynamic"):
+        ember.grad(lambda v: jnp.sum(ember.lax.while_loop(
+            lambda c: jnp.sum(c) < 10.0, lambda c: c * 2, v)))(x + 2)
+    with pytest.raises(ValueError, match="fori_loop with static start/stop"):
+        ember.grad(lambda v, n: jnp.sum(ember.lax.fori_loop(0, n, lambda i, c: c * 2, v)))(
+            x, np.int32(3))
+    with pytest.raises(NotImplementedError, match="combine='mul'.*not supported yet"):
+        ember.grad(lambda v: jnp.sum(v.at[np.array([0])].multiply(2.0)))(x)
 
 
 def test_jacobians_and_hessian_match_jax():

@@ -306,19 +306,27 @@ def test_clip_matches_numpy(x, lo, hi):
 
 
 SUMMED_UNARY = {"negative": np.negative, "exp": np.exp, "tanh": np.tanh, "abs": np.abs,
-                "sin": np.sin, "square": np.square}
+                "sin": np.sin, "square": np.square, "positive": np.positive}
 
 
 @given(name=st.sampled_from(sorted(SUMMED_UNARY)), rows=st.integers(2, 9), cols=st.integers(2, 9),
-       b_is=st.sampled_from(["a column", "a row", "a matrix"]), seed=st.integers(0, 2**16))
+       b_is=st.sampled_from(["a column", "a row", "a matrix", "a row, summed whole",
+                             "a row, a 3-D product"]), seed=st.integers(0, 2**16))
 def test_a_sum_of_a_unary_op_times_an_input_keeps_the_unary_op(name, rows, cols, b_is, seed):
-    """IREE's data tiling took sum(f(a) * b) for a contraction and dropped f."""
+    """IREE's data tiling took sum(f(a) * b) for a contraction and dropped f; a plain
+    product summed whole, or a 3-D one, failed to compile (or crashed the compiler)."""
     rng = np.random.default_rng(seed)
     a = rng.uniform(-2, 2, (rows, cols)).astype(np.float32)
-    b = rng.uniform(-2, 2, {"a column": rows, "a row": cols, "a matrix": (rows, cols)}[b_is])
-    b = b.astype(np.float32)
+    b = rng.uniform(-2, 2, rows if b_is == "a column" else (rows, cols) if b_is == "a matrix"
+                    else cols).astype(np.float32)
     f, ref = getattr(enp, name), SUMMED_UNARY[name]
-    if b_is == "a column":
+    if b_is == "a row, summed whole":
+        got = ember.jit(lambda a, b: enp.sum(f(a) * b))(a, b)
+        expected = (ref(a) * b).sum()
+    elif b_is == "a row, a 3-D product":
+        got = ember.jit(lambda a, b: enp.sum(f(a)[None] * b, axis=(1, 2)))(a, b)
+        expected = (ref(a)[None] * b).sum(axis=(1, 2))
+    elif b_is == "a column":
         got = ember.jit(lambda a, b: (f(a) * b[:, None]).sum(0))(a, b)
         expected = (ref(a) * b[:, None]).sum(0)
     else:

@@ -122,6 +122,24 @@ func.func @product_summed(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3xf3
   return %0 : tensor<3xf32>
 }
 
+// A plain product summed to a scalar, one factor read along the inner dim only: IREE 3.13's
+// CPU codegen fails on it as a contraction ("invalid accumulator/result vector shape"), so
+// it takes the same barrier. (@product_summed above keeps a dim: no barrier.)
+// CHECK-LABEL: func.func @product_summed_whole
+// CHECK: arith.mulf
+// CHECK: util.optimization_barrier
+// CHECK: iterator_types = ["reduction", "reduction"]
+func.func @product_summed_whole(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<f32> {
+  %0 = "ember.fusion"(%a, %b) ({
+  ^bb0(%x: tensor<3x4xf32>, %y: tensor<4xf32>):
+    %2 = "ember.broadcast_in_dim"(%y) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4xf32>
+    %3 = "ember.mul"(%x, %2) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %4 = "ember.reduce_sum"(%3) {axes = array<i64: 0, 1>} : (tensor<3x4xf32>) -> tensor<f32>
+    "ember.yield"(%4) : (tensor<f32>) -> ()
+  }) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 // Must not fire: functions with no ember ops come out unchanged.
 // CHECK-LABEL: func.func @upstream_only
 // CHECK-NEXT: %[[R:.*]] = arith.addf
