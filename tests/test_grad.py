@@ -293,3 +293,50 @@ def test_small_integer_powers_are_products_as_in_jax():
 
 def enp_pow(x, n):
     return jnp.asarray(x) ** n
+
+
+def _rnn_loss(np_, lax_, params, xs):
+    def step(h, x):
+        h = np_.tanh(h @ params["w"] + x @ params["u"] + params["b"])
+        return h, np_.sum(h ** 2)
+
+    h, per_step = lax_.scan(step, np_.zeros((xs.shape[1], params["w"].shape[0])), xs)
+    return np_.mean(h) + np_.sum(per_step)
+
+
+@few_examples(3)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([(2, 3, 4, 5), (9, 2, 3, 4), (1, 4, 2, 3)]))
+def test_rnn_through_scan_matches_jax(seed, dims):
+    """Reverse mode through scan: the parameters (closed over) and the sequence (the xs)."""
+    steps, batch, d, h = dims
+    rng = np.random.default_rng(seed)
+    params = {"w": rng.normal(size=(h, h)).astype(np.float32) / 2,
+              "u": rng.normal(size=(d, h)).astype(np.float32),
+              "b": rng.normal(size=h).astype(np.float32)}
+    xs = rng.normal(size=(steps, batch, d)).astype(np.float32)
+    ours = ember.grad(lambda p, v: _rnn_loss(jnp, ember.lax, p, v), argnums=(0, 1))(params, xs)
+    theirs = jax.grad(lambda p, v: _rnn_loss(J, jax.lax, p, v), argnums=(0, 1))(params, xs)
+    for key in params:
+        assert_close(ours[0][key], theirs[0][key], rtol=1e-4, atol=1e-5)
+    assert_close(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
+
+
+def test_control_flow_in_forward_mode_and_higher_order():
+    """jvp (the transpose of the vjp), grad of grad and the hessian through cond and loops."""
+    lax, jlax = ember.lax, jax.lax
+
+    def f(np_, lx, v):
+        c = lx.cond(v[0] > 0, lambda: np_.sin(v) * v[1], lambda: v ** 3)
+        return np_.sum(lx.fori_loop(0, 3, lambda i, s: np_.tanh(s * v), c))
+
+    x = np.array([0.5, -0.3, 0.8], np.float32)
+    t = np.array([1.0, 2.0, -1.0], np.float32)
+    out, tangent = ember.jvp(lambda v: f(jnp, lax, v), (x,), (t,))
+    jout, jtangent = jax.jvp(lambda v: f(J, jlax, v), (x,), (t,))
+    assert_close(out, jout, rtol=1e-5)
+    assert_close(tangent, jtangent, rtol=1e-4, atol=1e-6)
+    assert_close(ember.hessian(lambda v: f(jnp, lax, v))(x),
+                 jax.hessian(lambda v: f(J, jlax, v))(x), rtol=1e-3, atol=1e-5)
+    g = lambda np_, lx, s: lx.scan(lambda c, xi: (np_.sin(c * xi), c), s, x)[0]  # noqa: E731
+    assert_close(ember.grad(ember.grad(lambda s: g(jnp, lax, s)))(0.7),
+                 jax.grad(jax.grad(lambda s: g(J, jlax, s)))(0.7), rtol=1e-4)
