@@ -117,6 +117,51 @@ def per_example() -> None:
               f"{e / batch * 1e6:>17.3f}")
 
 
+def rnn_through_scan() -> None:
+    """The gradient of an RNN's loss through lax.scan (the parameters and the sequence), at
+    several lengths: the time per step must stay flat (a loop that copied its carries or
+    its cotangents every step would grow with the length)."""
+    rng = np.random.default_rng(2)
+    batch, d, h = 32, 64, 128
+    print(f"\nRNN gradient through scan, batch {batch}, input {d}, hidden {h}")
+    print(f"{'steps':>6} {'ember ms':>10} {'jax ms':>9} {'ratio':>6} {'ember us/step':>14}")
+
+    def make(lib, np_, lax_):
+        def loss(w, u, xs):
+            def step(s, x):
+                s = np_.tanh(s @ w + x @ u)
+                return s, np_.sum(s)
+            s, ys = lax_.scan(step, np_.zeros((batch, h)), xs)
+            return np_.sum(s ** 2) + np_.sum(ys)
+        return lib.jit(lib.grad(loss, argnums=(0, 1, 2)))
+
+    fns = {"ember": make(ember, enp, ember.lax), "jax": make(jax, jnp, jax.lax)}
+    for steps in (64, 256, 1024):
+        w = (rng.normal(size=(h, h)) / np.sqrt(h)).astype(np.float32)
+        u = (rng.normal(size=(d, h)) / np.sqrt(d)).astype(np.float32)
+        xs = rng.normal(size=(steps, batch, d)).astype(np.float32)
+        args = {"ember": [ember.device_put(a) for a in (w, u, xs)],
+                "jax": [jax.device_put(a) for a in (w, u, xs)]}
+        best = {}
+        for name, f in fns.items():
+            jax.block_until_ready(f(*args[name])) if name == "jax" else \
+                ember.block_until_ready(f(*args[name]))
+        for _ in range(3):
+            for name, f in fns.items():
+                start = time.perf_counter()
+                for _ in range(3):
+                    out = f(*args[name])
+                (jax if name == "jax" else ember).block_until_ready(out)
+                best[name] = min(best.get(name, float("inf")),
+                                 (time.perf_counter() - start) / 3)
+        for a, b in zip(fns["ember"](*args["ember"]), fns["jax"](*args["jax"]), strict=True):
+            assert np.allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-3)
+        e, j = best["ember"], best["jax"]
+        print(f"{steps:>6} {e * 1e3:>10.2f} {j * 1e3:>9.2f} {e / j:>6.2f} "
+              f"{e / steps * 1e6:>14.1f}")
+
+
 if __name__ == "__main__":
     main()
     per_example()
+    rnn_through_scan()

@@ -231,8 +231,10 @@ NOT_YET: dict[OpDef, str] = {
     ops.ELEMENTWISE_FOR: "made by a pass after batching, never traced",
     ops.IF: "batched by the transformation itself: every branch, then a select",
     ops.CASE: "batched by the transformation itself: every branch, then a select chain",
-    ops.WHILE: "control flow (lax.while_loop)",
-    ops.FOR: "control flow (lax.fori_loop, lax.scan)",
+    ops.WHILE: "batched by the transformation itself: every carry batched, run while some "
+               "element's predicate holds, the others keeping their carries",
+    ops.FOR: "batched by the transformation itself: one loop, its carries batched as the "
+             "body needs (not yet with batched bounds)",
     ops.YIELD: "a terminator",
     ops.DEBUG_PRINT: "a side effect",
     ops.REF_GET: "refs",

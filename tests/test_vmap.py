@@ -94,7 +94,8 @@ def test_axes_and_sizes():
     with pytest.raises(ValueError, match="out_axes=None for an output that depends"):
         ember.vmap(lambda a: a * 2, out_axes=None)(x)
     with pytest.raises(NotImplementedError, match="vmap of ember.for is not supported yet"):
-        ember.vmap(lambda a: ember.lax.fori_loop(0, 2, lambda i, c: c * 2, a))(x)
+        ember.vmap(lambda a, n: ember.lax.fori_loop(0, n, lambda i, c: c * 2, a))(
+            x, np.arange(x.shape[0], dtype=np.int32))
 
 
 def test_per_example_gradients_and_composition():
@@ -137,3 +138,38 @@ def test_cond_and_switch_under_vmap_select_per_element():
                  jax.vmap(lambda i, a: jax.lax.switch(i, branches, a))(idx, x))
     assert_close(ember.vmap(lambda a: ember.lax.cond(True, lambda v: v + 1.0,
                                                       lambda v: v, a))(x), x + 1)
+
+
+def test_loops_match_jax():
+    """fori_loop / scan: one loop, carries batched as the body needs (a carry starting
+    unbatched becomes batched through the body); while_loop: each element stops on its own
+    predicate; and per-example gradients through scan."""
+    lax = ember.lax
+    rng = np.random.default_rng(0)
+    xs = rng.normal(size=(5, 7, 3)).astype(np.float32)  # 5 sequences of 7 steps
+    w = (rng.normal(size=(3, 3)) / 2).astype(np.float32)
+
+    def rnn(np_, lx):
+        def f(w, seq):
+            h, ys = lx.scan(lambda h, x: (np_.tanh(h @ w + x), np_.sum(h)), np_.zeros(3), seq)
+            return np_.sum(h) + np_.sum(ys)
+        return f
+
+    def newton(np_, lx):
+        def f(a):  # sqrt(a), a different number of steps per element
+            return lx.while_loop(lambda c: np_.abs(c[0] * c[0] - a) > 1e-4 * a,
+                                 lambda c: ((c[0] + a / c[0]) / 2, c[1] + 1), (a, 0))
+        return f
+
+    assert_close(ember.vmap(rnn(jnp, lax), in_axes=(None, 0))(w, xs),
+                 jax.vmap(rnn(J, jax.lax), in_axes=(None, 0))(w, xs), rtol=1e-5, atol=1e-5)
+    assert_close(ember.vmap(ember.grad(rnn(jnp, lax)), in_axes=(None, 0))(w, xs),
+                 jax.vmap(jax.grad(rnn(J, jax.lax)), in_axes=(None, 0))(w, xs),
+                 rtol=1e-4, atol=1e-5)
+    a = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    assert_close(ember.vmap(lambda v: lax.fori_loop(0, 3, lambda i, c: c + v * i,
+                                                    jnp.zeros(2)))(a), a * 3)
+    roots, steps = ember.vmap(newton(jnp, lax))(np.array([1.0, 4.0, 100.0, 1e4], np.float32))
+    jroots, jsteps = jax.vmap(newton(J, jax.lax))(np.array([1.0, 4.0, 100.0, 1e4], np.float32))
+    assert_close(roots, np.asarray(jroots), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(steps), np.asarray(jsteps))

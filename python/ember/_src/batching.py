@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import optree
 
 from ember import tree_util
@@ -20,7 +21,7 @@ from ember.dialect import ir as eir
 from ember.dialect.types import ShapedArray
 
 from .ad import _B, _staged, traced_region
-from .core import Tracer, current_trace
+from .core import Regions, Tracer, current_trace
 from .dispatch import bind
 
 _NS = tree_util.NAMESPACE
@@ -121,6 +122,10 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
         if row in (ops.IF, ops.CASE):  # every branch, then a select (JAX's batched cond)
             branches = [_replay(trace, region.blocks[0], env, n) for region in op.regions]
             done = _select_branches(row, xs[0], flags[0], branches, n)
+        elif row is ops.FOR and not (flags[0] or flags[1]):
+            done = _batched_for(trace, op, xs, flags, env, n)
+        elif row is ops.WHILE:
+            done = _batched_while(trace, op, xs, flags, env, n)
         elif row.regions:
             raise NotImplementedError(f"vmap of {row.name} is not supported yet "
                                       f"({batching.NOT_YET.get(row, 'no rule')})")
@@ -137,6 +142,78 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
         for value, result in zip(op.results, done, strict=True):
             env[value] = result
     raise AssertionError("a traced region ends in ember.yield")
+
+
+def _batched_for(trace, op, xs: list, flags: list[bool], env: dict, n: int
+                 ) -> list[tuple[Tracer, bool]]:
+    """One loop over the batch: a carry is batched if its initial value is or the body makes
+    it so (found by tracing the body again until the carries' flags settle)."""
+    lower, upper, *inits = xs
+    carried = list(flags[2:])
+    body = op.regions[0].blocks[0]
+    while True:
+        avals = [ShapedArray((n, *x.aval.shape), x.aval.dtype) if c and not f else x.aval
+                 for x, f, c in zip(inits, flags[2:], carried, strict=True)]
+        regions = Regions(trace, 1)
+        try:
+            with regions.trace(0, "body", "", [lower.aval, *avals],
+                               [f"body argument {j}" for j in range(len(avals) + 1)]) as sub:
+                inner = {**env, body.arguments[0]: (sub.args[0], False)}
+                inner.update((a, (t, c)) for a, t, c in zip(
+                    list(body.arguments)[1:], sub.args[1:], carried, strict=True))
+                outs = _replay(trace, body, inner, n)
+                settled = [c or f for c, (_, f) in zip(carried, outs, strict=True)]
+                if settled == carried:
+                    sub.finish([batching.batch(_B, n, t, not c or f)
+                                for (t, f), c in zip(outs, carried, strict=True)])
+            if settled != carried:
+                carried = settled
+                continue
+            start = [batching.batch(_B, n, x, not c or f)
+                     for x, f, c in zip(inits, flags[2:], carried, strict=True)]
+            results = bind(ops.FOR, lower, upper, *start, regions=regions,
+                           results=tuple(avals))
+            return list(zip(results, carried, strict=True))
+        finally:
+            regions.discard()
+
+
+def _batched_while(trace, op, xs: list, flags: list[bool], env: dict, n: int
+                   ) -> list[tuple[Tracer, bool]]:
+    """One loop over the batch, as JAX's: every carry batched; it runs while the predicate
+    holds for some element, and an element whose predicate is false keeps its carries."""
+    avals = [x.aval if f else ShapedArray((n, *x.aval.shape), x.aval.dtype)
+             for x, f in zip(xs, flags, strict=True)]
+    cond, body = (region.blocks[0] for region in op.regions)
+
+    def predicate(args) -> tuple[Tracer, bool]:
+        inner = {**env, **{a: (t, True) for a, t in zip(cond.arguments, args, strict=True)}}
+        return _replay(trace, cond, inner, n)[0]
+
+    regions = Regions(trace, 2)
+    try:
+        with regions.trace(0, "cond", "", avals, [f"carry {j}" for j in range(len(xs))]) as sub:
+            p, batched = predicate(sub.args)
+            if batched:
+                hits = bind(ops.REDUCE_MAX, bind(ops.CONVERT, p, dtype=np.dtype(np.int32)),
+                            axes=(0,))
+                p = bind(ops.COMPARE, hits, _B.scalar(0, hits.aval), direction="GT")
+            sub.finish([p])
+        with regions.trace(1, "body", "", avals, [f"carry {j}" for j in range(len(xs))]) as sub:
+            p, batched = predicate(sub.args)
+            inner = {**env, **{a: (t, True) for a, t in zip(body.arguments, sub.args,
+                                                             strict=True)}}
+            outs = [batching.batch(_B, n, t, f) for t, f in _replay(trace, body, inner, n)]
+            if batched:
+                outs = [bind(ops.SELECT, bind(ops.BROADCAST_IN_DIM, p, shape=new.aval.shape,
+                                              broadcast_dimensions=(0,)), new, old)
+                        for new, old in zip(outs, sub.args, strict=True)]
+            sub.finish(outs)
+        start = [batching.batch(_B, n, x, f) for x, f in zip(xs, flags, strict=True)]
+        results = bind(ops.WHILE, *start, regions=regions, results=tuple(avals))
+        return [(r, True) for r in results]
+    finally:
+        regions.discard()
 
 
 def _select_branches(row, selector: Tracer, selector_batched: bool,
