@@ -234,13 +234,37 @@ def eliminate_common_subexpressions(block: mlir.Block, seen: dict | None = None)
             op.erase()
 
 
+def inline_calls(block: mlir.Block) -> None:
+    """Every ember.call replaced by its body (innermost first): its rules matter only to the
+    transformations, which have run by now, and the passes after see one straight line."""
+    for op in list(block.operations):
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                inline_calls(inner)
+        if eir.opdef(op) is not ops.CALL:
+            continue
+        inner = op.regions[0].blocks[0]
+        for arg, operand in zip(inner.arguments, op.operands, strict=True):
+            arg.replace_all_uses_with(operand)
+        *members, end = [o.operation for o in inner.operations]
+        for member in members:
+            member.move_before(op)
+        for result, value in zip(op.results, end.operands, strict=True):
+            result.replace_all_uses_with(value)
+        op.erase()
+
+
 @dataclass(frozen=True)
 class Canonicalize:
     name = "ember-canonicalize"
-    description = "Fold constants and identities (x*1, x+0, transpose of transpose), CSE, DCE"
+    description = ("Inline ember.call; fold constants and identities (x*1, x+0, transpose of "
+                   "transpose), CSE, DCE")
 
     def run(self, module: mlir.Operation) -> None:
         with module.context:
+            for func in functions(module):
+                inline_calls(body(func))
             frozen = patterns()
             for _ in range(2):  # CSE can expose folds, folds can expose duplicates
                 rewrite.apply_patterns_and_fold_greedily(module, frozen)

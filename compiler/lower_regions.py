@@ -65,6 +65,12 @@ def lower_if(em, operation, args, avals, params, result) -> list[str]:
     return names
 
 
+def lower_call(em, operation, args, avals, params, result) -> list[str]:
+    """The body inline (ember-canonicalize inlines calls first; this is for IR that skipped
+    it, as `ember-opt --ember-lower-to-linalg` alone)."""
+    return _region(em, operation.regions[0], list(args))
+
+
 def lower_case(em, operation, args, avals, params, result) -> list[str]:
     """A chain of scf.if on `index == i`, the last branch innermost (the index is clamped).
     Not scf.index_switch: IREE 3.13's stream conversion miscounts its results."""

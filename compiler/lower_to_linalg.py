@@ -42,6 +42,7 @@ from .lower_indexing import (
     lower_take,
 )
 from .lower_regions import (
+    lower_call,
     lower_case,
     lower_elementwise_for,
     lower_for,
@@ -244,6 +245,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.COPY: lower_copy,
     ops.AFTER: lower_after,
     ops.IF: lower_if,
+    ops.CALL: lower_call,
     ops.CASE: lower_case,
     ops.WHILE: lower_while,
     ops.FOR: lower_for,

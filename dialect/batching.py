@@ -201,7 +201,13 @@ def _scatter(b, n, xs, batched, p):
 RULES: dict[OpDef, Rule] = {
     op: _elementwise(op) for op in ops.OPS.values() if op.has(Trait.ELEMENTWISE)
 }
+def _after(b, n, xs, batched, p):
+    """The operand batched; the values it waits for as they are."""
+    return [_e(b, ops.AFTER, batch(b, n, xs[0], batched[0]), *xs[1:])]
+
+
 RULES.update({
+    ops.AFTER: _after,
     ops.COPY: _elementwise(ops.COPY),
     ops.BROADCAST_IN_DIM: _broadcast_in_dim,
     ops.RESHAPE: _reshape,
@@ -226,11 +232,12 @@ RULES.update({
 NOT_YET: dict[OpDef, str] = {
     ops.CONSTANT: "no operands: never batched",
     ops.IOTA: "no operands: never batched",
-    ops.AFTER: "made by a pass after batching, never traced",
     ops.FUSION: "made by a pass after batching, never traced",
     ops.ELEMENTWISE_FOR: "made by a pass after batching, never traced",
     ops.IF: "batched by the transformation itself: every branch, then a select",
     ops.CASE: "batched by the transformation itself: every branch, then a select chain",
+    ops.CALL: "batched by the transformation itself: its body inline (its derivative rule "
+              "does not carry over to the batched function)",
     ops.WHILE: "batched by the transformation itself: every carry batched, run while some "
                "element's predicate holds, the others keeping their carries",
     ops.FOR: "batched by the transformation itself: one loop, its carries batched as the "

@@ -521,6 +521,12 @@ def _for(b, cts, xs, ys, p):
     return grads
 
 
+def _call(b, cts, xs, ys, p):
+    """The function's own rule (custom_vjp, custom_jvp, checkpoint), by key."""
+    args, free = _split_free(xs, p)
+    return b.custom(p["key"])(b, cts, list(args), list(free), p["bodies"][0])
+
+
 # Rows whose forward pass under differentiation differs from the op: (b, operands + free,
 # params) -> (results, residuals for the rule, as params["residuals"]).
 FORWARD: dict[OpDef, Callable] = {ops.FOR: _for_forward}
@@ -530,6 +536,8 @@ VJP.update({
     ops.SORT: _sort,
     ops.SCATTER: _scatter,
     ops.IF: _branches(ops.IF),
+    ops.CALL: _call,
+    ops.AFTER: lambda b, ct, xs, y, p: [ct, *[None] * (len(xs) - 1)],  # an ordering edge
     ops.CASE: _branches(ops.CASE),
     ops.WHILE: _while,
     ops.FOR: _for,
@@ -567,7 +575,6 @@ ZERO: frozenset[OpDef] = frozenset({
 NOT_YET: dict[OpDef, str] = {
     ops.ELEMENTWISE_FOR: "made by a pass after differentiation, never traced",
     ops.FUSION: "made by a pass after differentiation, never traced",
-    ops.AFTER: "made by a pass after differentiation, never traced",
     ops.YIELD: "a terminator",
     ops.DEBUG_PRINT: "a side effect",
     ops.REF_GET: "refs",

@@ -333,6 +333,16 @@ irdl.dialect @ember {
     irdl.operands(index: %t0)
     irdl.results(result: variadic %t1)
   }
+  irdl.operation @call {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(args: variadic %t0)
+    irdl.results(result: variadic %t1)
+    %r0 = irdl.region
+    irdl.regions(body: %r0)
+    %a0 = irdl.base "#builtin.string"
+    irdl.attributes {"key" = %a0}
+  }
   irdl.operation @while {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

@@ -143,6 +143,9 @@ from .structured_ops import (
     AFTER as AFTER,
 )
 from .structured_ops import (
+    CALL as CALL,
+)
+from .structured_ops import (
     CASE as CASE,
 )
 from .structured_ops import (
@@ -686,7 +689,7 @@ OPS: dict[str, OpDef] = {
         REDUCE_MAX, REDUCE_MIN,
         DOT_GENERAL,
         DYNAMIC_SLICE, DYNAMIC_UPDATE_SLICE, SLICE, REV, TAKE, SCATTER, CONCATENATE, IF, CASE,
-        WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, AFTER, DEBUG_PRINT, REF_GET, REF_SET,
+        CALL, WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, AFTER, DEBUG_PRINT, REF_GET, REF_SET,
         *MATH_OPS,
         *SCAN_OPS)
 }

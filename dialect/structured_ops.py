@@ -97,6 +97,22 @@ def _elementwise_for() -> OpDef:
                      "steps in registers: one dispatch, not one a step.")
 
 
+def _call() -> OpDef:
+    def infer(*args: ShapedArray, results, key: str) -> tuple[ShapedArray, ...]:
+        _require(bool(key), "ember.call", "a registry key", key)
+        return tuple(results)
+
+    def region_types(operands, results, count):
+        return [(tuple(operands), tuple(results))]
+
+    return OpDef("ember.call", ("*args",), infer, None, _REGION_OP, {"key": Attr.STRING},
+                 type_params=("results",), regions=("body",), region_types=region_types,
+                 doc="The body on the arguments: a function whose derivative is the user's "
+                     "(custom_vjp, custom_jvp) or recomputed (checkpoint), by `key` in "
+                     "ember's registry. Transformations read it; ember-canonicalize inlines "
+                     "it before the other passes.")
+
+
 def _yield() -> OpDef:
     return OpDef("ember.yield", ("*values",), lambda *values: (), None,
                  frozenset({Trait.TERMINATOR}),
@@ -181,6 +197,7 @@ def _fusion() -> OpDef:
 
 FUSION = _fusion()
 IF = _if()
+CALL = _call()
 CASE = _case()
 WHILE = _while()
 FOR = _for()

@@ -24,6 +24,7 @@ if HAS_COMPILER:
     from ember._src import array_methods as _array_methods
     from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
     from ember._src.batching import vmap
+    from ember._src.custom import checkpoint, custom_jvp, custom_vjp, remat
     from ember._src.events import count_events
     from ember._src.jit import (
         Compiled,
@@ -102,8 +103,9 @@ def block_until_ready(tree: Any) -> Any:
 
 __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
-    "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "clear_caches", "config",
-    "count_events", "debug", "device_put", "devices", "errors", "eval_shape", "grad",
-    "hessian", "jacfwd", "jacrev", "jit", "jvp", "lax", "value_and_grad", "vjp", "vmap",
+    "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "checkpoint",
+    "clear_caches", "config", "count_events", "custom_jvp", "custom_vjp", "debug",
+    "device_put", "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev",
+    "jit", "jvp", "lax", "remat", "value_and_grad", "vjp", "vmap",
     "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree_util",
 ]

@@ -66,3 +66,29 @@ func.func @cse(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi1>)
   %gt = "ember.compare"(%a, %b) {direction = "GT"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   return %s, %lt, %gt : tensor<4xf32>, tensor<4xi1>, tensor<4xi1>
 }
+
+// An ember.call (custom_vjp, custom_jvp, checkpoint) is its body inline, nested calls too;
+// the rest of the function is untouched, and a loop body without calls keeps its ops.
+// CHECK-LABEL: func.func @calls_inline
+// CHECK-NOT: ember.call
+// CHECK: %[[E:.*]] = "ember.exp"(%arg0)
+// CHECK: %[[T:.*]] = "ember.tanh"(%[[E]])
+// CHECK: %[[S:.*]] = "ember.add"(%[[T]], %arg0)
+// CHECK: "ember.sin"(%[[S]])
+// CHECK-NOT: ember.call
+// CHECK: return
+func.func @calls_inline(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "ember.call"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    %1 = "ember.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+    %2 = "ember.call"(%1) ({
+    ^bb0(%b: tensor<4xf32>):
+      %3 = "ember.tanh"(%b) : (tensor<4xf32>) -> tensor<4xf32>
+      "ember.yield"(%3) : (tensor<4xf32>) -> ()
+    }) {key = "checkpoint1"} : (tensor<4xf32>) -> tensor<4xf32>
+    %4 = "ember.add"(%2, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%4) : (tensor<4xf32>) -> ()
+  }) {key = "custom_vjp0"} : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = "ember.sin"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %5 : tensor<4xf32>
+}

@@ -23,6 +23,7 @@ from ember.dialect import derivatives, ops
 from ember.dialect import ir as eir
 from ember.dialect.types import ShapedArray, kind
 
+from . import custom
 from .core import Regions, Tracer, current_trace, defined_at
 from .dispatch import bind, constant
 from .jit import JitFunction
@@ -72,6 +73,8 @@ class _Builder:
     @staticmethod
     def add_into(acc: Any, g: Any) -> Any:
         return acc if g is None else _add(acc, g)
+
+    custom = staticmethod(custom.rule)
 
     @staticmethod
     def vjp(fun: Callable, primals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:

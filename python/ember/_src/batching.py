@@ -126,6 +126,10 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
             done = _batched_for(trace, op, xs, flags, env, n)
         elif row is ops.WHILE:
             done = _batched_while(trace, op, xs, flags, env, n)
+        elif row is ops.CALL:  # its body inline: the call's own rule is not batched
+            body = op.regions[0].blocks[0]
+            done = _replay(trace, body, {**env, **dict(zip(body.arguments, operands,
+                                                           strict=True))}, n)
         elif row.regions:
             raise NotImplementedError(f"vmap of {row.name} is not supported yet "
                                       f"({batching.NOT_YET.get(row, 'no rule')})")

@@ -1,0 +1,219 @@
+"""Functions with derivative rules of their own: `custom_vjp`, `custom_jvp`, `checkpoint`.
+
+Under a trace, a call is one `ember.call` op whose body is the function and whose `key`
+names its rule here; the derivative rule of that row (dialect/derivatives.py) asks the
+transformation's builder for the rule by key (`b.custom(key)`). Outside every
+transformation the call is just its body: ember-canonicalize inlines it. A key lives as
+long as the traces that may differentiate it (the most recent `KEEP` calls).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import optree
+
+from ember import tree_util
+from ember.dialect import ops
+
+from .core import Regions, current_trace, defined_at
+from .dispatch import bind
+
+_NS = tree_util.NAMESPACE
+KEEP = 1 << 14
+RULES: OrderedDict[str, Callable] = OrderedDict()
+_COUNTER = itertools.count()
+
+
+def rule(key: str) -> Callable:
+    """The rule of an ember.call: `(b, cts, args, free, body) -> [cotangent of each arg,
+    then of each free value]`."""
+    found = RULES.get(key)
+    if found is None:
+        raise NotImplementedError(f"the derivative rule {key!r} of an ember.call is no longer "
+                                  f"known (more than {KEEP} custom calls were traced since)")
+    return found
+
+
+def _register(kind: str, make_rule: Callable) -> str:
+    key = f"{kind}{next(_COUNTER)}"
+    RULES[key] = make_rule
+    while len(RULES) > KEEP:
+        RULES.popitem(last=False)
+    return key
+
+
+def _call(fun: Callable, args: tuple, kind: str, make_rule: Callable) -> Any:
+    """`fun(*args)` as one ember.call of the current trace."""
+    trace = current_trace()
+    leaves, in_tree = optree.tree_flatten(args, namespace=_NS)
+    leaves = [trace.lift(x) for x in leaves]
+    out_tree = []
+    name = getattr(fun, "__name__", kind)
+    regions = Regions(trace, 1)
+    try:
+        with regions.trace(0, name, defined_at(fun), [t.aval for t in leaves],
+                           [f"{name} argument {i}" for i in range(len(leaves))]) as sub:
+            out = fun(*optree.tree_unflatten(in_tree, sub.args))
+            out_leaves, tree = optree.tree_flatten(out, namespace=_NS)
+            out_tree.append(tree)
+            avals = sub.finish(out_leaves)
+        key = _register(kind, make_rule(in_tree, tree))
+        outs = bind(ops.CALL, *leaves, regions=regions, results=tuple(avals), key=key)
+    finally:
+        regions.discard()
+    return optree.tree_unflatten(out_tree[0], outs)
+
+
+def _split(args: tuple, nondiff: tuple[int, ...]) -> tuple[tuple, Callable]:
+    """The differentiated arguments, and how to put the others back among them."""
+    diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
+
+    def full(d: Sequence[Any]) -> tuple:
+        it = iter(d)
+        return tuple(args[i] if i in nondiff else next(it) for i in range(len(args)))
+
+    return diff, full
+
+
+def _leaf_cotangents(grads: Any, in_tree: Any, args: list, name: str) -> list:
+    leaves, tree = optree.tree_flatten(grads, namespace=_NS, none_is_leaf=True)
+    expected = optree.tree_structure(optree.tree_unflatten(in_tree, args), namespace=_NS,
+                                     none_is_leaf=True)
+    if tree != expected:
+        raise TypeError(f"{name}'s bwd must return one cotangent per differentiated argument, "
+                        f"structured as the arguments {in_tree}, got {tree}")
+    out = []
+    for i, (g, x) in enumerate(zip(leaves, args, strict=True)):
+        if g is not None:
+            g = current_trace().lift(g)
+            if g.aval.shape != x.aval.shape:
+                raise ValueError(f"{name}'s bwd must return cotangents of the arguments' "
+                                 f"shapes, but output {i} is {g.aval.str_short()} for an "
+                                 f"input of {x.aval.str_short()}")
+            if g.dtype != x.dtype:
+                g = bind(ops.CONVERT, g, dtype=x.dtype)
+        out.append(g)
+    return out
+
+
+class custom_vjp:  # noqa: N801 - JAX's name
+    """A function with a reverse-mode rule of its own: `f.defvjp(fwd, bwd)`, `fwd(*args) ->
+    (out, residuals)`, `bwd(*nondiff_args, residuals, ct) -> a cotangent per argument`."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args: Any) -> Any:
+        name = getattr(self.fun, "__name__", "custom_vjp")
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
+                                 f"defvjp.")
+        if current_trace() is None:
+            return self.fun(*args)
+        diff, full = _split(args, self.nondiff_argnums)
+        nondiff = [args[i] for i in self.nondiff_argnums]
+
+        def make_rule(in_tree, out_tree):
+            def vjp(b, cts, leaves, free, body):
+                primal = optree.tree_unflatten(in_tree, leaves)
+                _, residuals = self.fwd(*full(primal))
+                grads = self.bwd(*nondiff, residuals, optree.tree_unflatten(out_tree, cts))
+                if not isinstance(grads, tuple) or len(grads) != len(diff):
+                    raise TypeError(f"{name}'s bwd must return a tuple of {len(diff)} "
+                                    f"cotangents (one per differentiated argument), got "
+                                    f"{type(grads).__name__}")
+                return _leaf_cotangents(grads, in_tree, leaves, name) + [None] * len(free)
+            return vjp
+
+        return _call(lambda *d: self.fun(*full(d)), diff, "custom_vjp", make_rule)
+
+
+class custom_jvp:  # noqa: N801 - JAX's name
+    """A function with a forward-mode rule of its own: `f.defjvp(rule)`, `rule(primals,
+    tangents) -> (out, tangent_out)`. Reverse mode transposes it (it is linear in the
+    tangents)."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self.jvp = None
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """One rule per argument, `rule(tangent, out, *primals)`; their sum is the tangent."""
+        def jvp(primals, tangents):
+            out = self.fun(*primals)
+            parts = [f(t, out, *primals) for f, t in zip(jvps, tangents, strict=True)
+                     if f is not None]
+            return out, functools.reduce(lambda a, c: tree_util.tree_map(
+                lambda u, v: u + v, a, c), parts)
+        self.jvp = jvp
+
+    def __call__(self, *args: Any) -> Any:
+        name = getattr(self.fun, "__name__", "custom_jvp")
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
+                                 f"defjvp.")
+        if current_trace() is None:
+            return self.fun(*args)
+        diff, full = _split(args, self.nondiff_argnums)
+        nondiff = [args[i] for i in self.nondiff_argnums]
+
+        def make_rule(in_tree, out_tree):
+            def vjp(b, cts, leaves, free, body):
+                primal = optree.tree_unflatten(in_tree, leaves)
+
+                def tangent_out(*t):
+                    _, out = self.jvp(*nondiff, tuple(primal),
+                                      tuple(optree.tree_unflatten(in_tree, t)))
+                    return optree.tree_leaves(out, namespace=_NS)
+
+                zeros = [b.scalar(0, x) for x in leaves]
+                grads = b.vjp(tangent_out, zeros, cts)
+                return [b.dense(g, x) for g, x in zip(grads, leaves, strict=True)] + \
+                    [None] * len(free)
+            return vjp
+
+        return _call(lambda *d: self.fun(*full(d)), diff, "custom_jvp", make_rule)
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Any = None,
+               static_argnums: Sequence[int] = ()) -> Callable:
+    """`fun`, its intermediate values not kept for the backward pass but computed again
+    from its inputs there (rematerialization: memory for time)."""
+    if policy is not None:
+        raise NotImplementedError("checkpoint policies are not supported yet: everything "
+                                  "inside is recomputed")
+
+    def make_rule(in_tree, out_tree):
+        def vjp(b, cts, leaves, free, body):
+            # inputs that wait for the cotangents, so the recomputation is not merged with
+            # the forward pass (and runs in the backward pass)
+            later = [b.emit(ops.AFTER, x, *cts) for x in [*leaves, *free]]
+            return b.vjp(body, later, cts)
+        return vjp
+
+    @functools.wraps(fun)
+    def call(*args: Any) -> Any:
+        if current_trace() is None:
+            return fun(*args)
+        diff, full = _split(args, tuple(static_argnums))
+        return _call(lambda *d: fun(*full(d)), diff, "checkpoint", make_rule)
+
+    return call
+
+
+remat = checkpoint
