@@ -173,3 +173,21 @@ def test_loops_match_jax():
     jroots, jsteps = jax.vmap(newton(J, jax.lax))(np.array([1.0, 4.0, 100.0, 1e4], np.float32))
     assert_close(roots, np.asarray(jroots), rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(steps), np.asarray(jsteps))
+
+
+def test_pytree_in_axes_and_linearize():
+    """in_axes as a pytree prefix of each argument (JAX's rule); linearize's jvp."""
+    p = {"w": np.ones((3, 2), np.float32), "b": np.arange(8, dtype=np.float32).reshape(4, 2)}
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    f = lambda np_: (lambda q, v: np_.tanh(v @ q["w"] + q["b"]))  # noqa: E731
+    axes = ({"w": None, "b": 0}, 0)
+    assert_close(ember.vmap(f(jnp), in_axes=axes)(p, x), jax.vmap(f(J), in_axes=axes)(p, x),
+                 rtol=1e-6)
+    with pytest.raises(ValueError, match="in_axes specification must be a tree prefix"):
+        ember.vmap(f(jnp), in_axes=({"w": None}, 0))(p, x)
+    with pytest.raises(TypeError, match="in_axes leaves that are an int or None"):
+        ember.vmap(f(jnp), in_axes=("0", 0))(p, x)
+    out, f_jvp = ember.linearize(lambda v: jnp.sin(v) * v, x)
+    jout, jf_jvp = jax.linearize(lambda v: J.sin(v) * v, x)
+    assert_close(out, jout)
+    assert_close(f_jvp(np.ones_like(x)), jf_jvp(np.ones_like(x)), rtol=1e-6)

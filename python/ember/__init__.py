@@ -22,7 +22,7 @@ HAS_COMPILER = _importlib_util.find_spec("iree.compiler") is not None
 if HAS_COMPILER:
     from ember import debug, lax, nn, numpy, random, scipy
     from ember._src import array_methods as _array_methods
-    from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+    from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
     from ember._src.batching import vmap
     from ember._src.custom import checkpoint, custom_jvp, custom_vjp, remat
     from ember._src.events import count_events
@@ -106,6 +106,6 @@ __all__ = [
     "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "checkpoint",
     "clear_caches", "config", "count_events", "custom_jvp", "custom_vjp", "debug",
     "device_put", "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev",
-    "jit", "jvp", "lax", "remat", "value_and_grad", "vjp", "vmap",
+    "jit", "jvp", "lax", "linearize", "remat", "value_and_grad", "vjp", "vmap",
     "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree_util",
 ]

@@ -563,6 +563,17 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     return _staged_for(fun, f"jvp {has_aux}", lambda: run)(primals, tangents)
 
 
+def linearize(fun: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """`(fun(*primals), f_jvp)`: f_jvp(*tangents) is the directional derivative at the
+    primals (one jvp of its own per call, compiled once per signature)."""
+    out = _staged_for(fun, "linearize", lambda: fun)(*primals)
+
+    def f_jvp(*tangents: Any) -> Any:
+        return jvp(fun, primals, tangents)[1]
+
+    return out, f_jvp
+
+
 def _check_argnums(nums: tuple[int, ...], n: int, name: str) -> None:
     for i in nums:
         if not -n <= i < n:

@@ -28,19 +28,31 @@ _NS = tree_util.NAMESPACE
 
 
 def _axes_per_leaf(args: tuple, in_axes: Any) -> list[int | None]:
-    """in_axes (an int or None for all arguments, or one per positional argument, each an
-    int or None for that whole argument) as one axis per leaf."""
-    if not isinstance(in_axes, (list, tuple)):
+    """in_axes (an int or None for all arguments, or one entry per positional argument, each
+    a pytree prefix of that argument with int or None leaves, as JAX's) as one axis per
+    leaf."""
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not isinstance(in_axes, tuple):
         in_axes = (in_axes,) * len(args)
     if len(in_axes) != len(args):
         raise ValueError(f"vmap requires in_axes with one entry per positional argument "
                          f"({len(args)}), got {len(in_axes)}")
     out = []
-    for arg, axis in zip(args, in_axes, strict=True):
-        if axis is not None and not isinstance(axis, int):
-            raise NotImplementedError("vmap supports in_axes entries that are an int or "
-                                      f"None (one per argument), got {axis!r}")
-        out += [axis] * len(optree.tree_leaves(arg, namespace=_NS))
+    for i, (arg, axes) in enumerate(zip(args, in_axes, strict=True)):
+        try:
+            full = optree.tree_broadcast_prefix(axes, arg, none_is_leaf=True, namespace=_NS)
+        except ValueError as e:
+            raise ValueError(f"vmap in_axes specification must be a tree prefix of the "
+                             f"corresponding value, got specification {axes!r} for argument "
+                             f"{i} of structure "
+                             f"{optree.tree_structure(arg, namespace=_NS)}") from e
+        leaves = optree.tree_leaves(full, none_is_leaf=True, namespace=_NS)
+        for axis in leaves:
+            if axis is not None and not isinstance(axis, int):
+                raise TypeError(f"vmap requires in_axes leaves that are an int or None, got "
+                                f"{axis!r} for argument {i}")
+        out += leaves
     return out
 
 
