@@ -129,3 +129,24 @@ def test_errors_name_the_function_and_the_fix():
         jnp.linalg.norm(np.eye(3, dtype=np.float32), 2)
     with pytest.raises(ValueError, match="trans in 0, 1, 2"):
         elinalg.solve_triangular(np.eye(2), np.ones(2), trans="X")
+
+
+def test_gradients_and_vmap_through_the_factorizations_match_jax():
+    """The factorizations are loops (fori_loop with static bounds): reverse mode and vmap
+    go through them."""
+    import jax
+    import jax.numpy as J
+
+    rng = np.random.default_rng(0)
+    a = (rng.normal(size=(4, 4)) + 4 * np.eye(4)).astype(np.float32)
+    b = rng.normal(size=(4,)).astype(np.float32)
+    spd = (a @ a.T).astype(np.float32)
+    cases = [(lambda np_, m: np_.sum(np_.linalg.solve(m, b) ** 2), a),
+             (lambda np_, m: np_.sum(np_.linalg.inv(m)) + np_.linalg.slogdet(m)[1], a),
+             (lambda np_, m: np_.sum(np_.linalg.cholesky(m)), spd)]
+    for f, m in cases:
+        assert_close(ember.grad(lambda v, f=f: f(jnp, v))(m),
+                     jax.grad(lambda v, f=f: f(J, v))(m), rtol=1e-3, atol=1e-4)
+        both = np.stack([m, m * 1.1])
+        assert_close(ember.vmap(lambda v, f=f: f(jnp, v))(both),
+                     jax.vmap(lambda v, f=f: f(J, v))(both), rtol=1e-4, atol=1e-4)
