@@ -337,6 +337,19 @@ def test_control_flow_in_forward_mode_and_higher_order():
     assert_close(tangent, jtangent, rtol=1e-4, atol=1e-6)
     assert_close(ember.hessian(lambda v: f(jnp, lax, v))(x),
                  jax.hessian(lambda v: f(J, jlax, v))(x), rtol=1e-3, atol=1e-5)
+    def w(np_, lx):  # forward mode through while_loop, which reverse mode refuses
+        def f(v):
+            c = lx.while_loop(lambda c: c[1] < 5,
+                              lambda c: (np_.sin(c[0]) * v + c[0], c[1] + 1), (v, 0))
+            return np_.sum(c[0] ** 2)
+        return f
+
+    out, tangent = ember.jvp(w(jnp, lax), (x,), (t,))
+    jout, jtangent = jax.jvp(w(J, jlax), (x,), (t,))
+    assert_close(out, jout, rtol=1e-5)
+    assert_close(tangent, jtangent, rtol=1e-4)
+    assert_close(ember.jacfwd(w(jnp, lax))(x), jax.jacfwd(w(J, jlax))(x), rtol=1e-4,
+                 atol=1e-5)
     g = lambda np_, lx, s: lx.scan(lambda c, xi: (np_.sin(c * xi), c), s, x)[0]  # noqa: E731
     assert_close(ember.grad(ember.grad(lambda s: g(jnp, lax, s)))(0.7),
                  jax.grad(jax.grad(lambda s: g(J, jlax, s)))(0.7), rtol=1e-4)

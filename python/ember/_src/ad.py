@@ -540,27 +540,110 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> tuple:
-    """`(fun(*primals), the directional derivative along tangents)`: the transpose of the
-    vjp, which is linear in its cotangent."""
+    """`(fun(*primals), the directional derivative along tangents)`: each straight run of
+    ops is the transpose of its vjp (linear in the cotangent); a while_loop, which has no
+    vjp, carries the tangents as loop carries of its own."""
     primals, tangents = tuple(primals), tuple(tangents)
     if optree.tree_structure(primals, namespace=_NS) != optree.tree_structure(
             tangents, namespace=_NS):
         raise TypeError("jvp requires primals and tangents of one structure")
 
     def run(primals, tangents):
-        tape = _Tape(fun, primals, _name(fun))
-        outs = optree.tree_unflatten(tape.out_tree, tape.outputs)
-        main = _split_aux(outs, "jvp")[0] if has_aux else outs
-        main_leaves, main_tree = optree.tree_flatten(main, namespace=_NS)
+        trace = current_trace()
+        inputs = [trace.lift(x) for x in optree.tree_leaves(primals, namespace=_NS)]
+        t_in = [trace.lift(t) for t in optree.tree_leaves(tangents, namespace=_NS)]
 
-        seeds = [_zeros_like(t) for t in main_leaves]
-        transposed = _Tape(lambda *cts: tape.grads(cts), seeds, "jvp")
-        out_tangents = transposed.grads([current_trace().lift(t) for t in
-                                         optree.tree_leaves(tangents, namespace=_NS)])
-        result = (main, optree.tree_unflatten(main_tree, out_tangents))
-        return (*result, _split_aux(outs, "jvp")[1]) if has_aux else result
+        def visit(block, in_tree, out_tree):
+            number = _Numbering()
+            program = _extract(block, number)
+            env = {k: Tracer(trace, number.avals[k], number.values[k], frozenset())
+                   for k in program.free}
+            outs, t_outs = _forward(program, inputs, t_in, env, {}, number.avals)
+            return out_tree, outs, [_B.dense(t, y) for t, y in zip(t_outs, outs,
+                                                                     strict=True)]
+
+        out_tree, outs, t_outs = traced_region(fun, primals, [t.aval for t in inputs],
+                                               _name(fun), visit)
+        out = optree.tree_unflatten(out_tree, outs)
+        t_out = optree.tree_unflatten(out_tree, t_outs)
+        if has_aux:
+            (main, aux), (t_main, _) = _split_aux(out, "jvp"), _split_aux(t_out, "jvp")
+            return main, t_main, aux
+        return out, t_out
 
     return _staged_for(fun, f"jvp {has_aux}", lambda: run)(primals, tangents)
+
+
+def _forward(program: _Program, args: Sequence[Any], tangents: Sequence[Any | None],
+             env: dict[int, Any], tan: dict[int, Any], avals: dict[int, ShapedArray]
+             ) -> tuple[list[Any], list[Any | None]]:
+    """Forward mode over a program: its outputs and their tangents (None: zero)."""
+    env = {**env, **dict(zip(program.args, args, strict=True))}
+    tan = {**tan, **{k: t for k, t in zip(program.args, tangents, strict=True)
+                     if t is not None and _float(avals[k])}}
+    eqns = program.eqns
+    i = 0
+    while i < len(eqns):
+        if eqns[i].row is ops.WHILE:
+            _forward_while(eqns[i], env, tan, avals)
+            i += 1
+            continue
+        j = i
+        while j < len(eqns) and eqns[j].row is not ops.WHILE:
+            j += 1
+        later = {k for e in eqns[j:] for k in e.ins + e.free} | set(program.outs)
+        _forward_run(eqns[i:j], later, env, tan, avals)
+        i = j
+    return [env[k] for k in program.outs], [tan.get(k) for k in program.outs]
+
+
+def _forward_run(eqns: list[_Eqn], later: set[int], env: dict, tan: dict,
+                 avals: dict[int, ShapedArray]) -> None:
+    """A straight run of ops: bound through a tape, tangents by transposing its vjp."""
+    defined = {k for e in eqns for k in e.outs}
+    reads = list(dict.fromkeys(k for e in eqns for k in e.ins + e.free if k not in defined))
+    outs = [k for e in eqns for k in e.outs if k in later]
+    run = _Program(reads, eqns, outs, [])
+    tape = _Tape(lambda *xs: _run(run, xs, {}, avals), tuple(env[k] for k in reads), "jvp")
+    env.update(zip(outs, tape.outputs, strict=True))
+    t_in = [tan.get(k) for k in reads]
+    if all(t is None for t in t_in) or not outs:
+        return
+    seeds = [_zeros_like(y) for y in tape.outputs]
+    transposed = _Tape(lambda *cts: tape.grads(cts), seeds, "jvp")
+    for k, t in zip(outs, transposed.backward(t_in), strict=True):
+        if t is not None and _float(avals[k]):
+            tan[k] = _B.dense(t, env[k])
+
+
+def _forward_while(eqn: _Eqn, env: dict, tan: dict, avals: dict[int, ShapedArray]) -> None:
+    """A while_loop carrying the tangents of its float carries alongside them."""
+    carries = [env[k] for k in eqn.ins]
+    if not any(k in tan for k in eqn.ins + eqn.free):
+        env.update(zip(eqn.outs, _bind_eqn(eqn, carries, env, avals), strict=True))
+        return
+    m = len(carries)
+    diff = [j for j, c in enumerate(carries) if _float(c.aval)]
+    inits = [tan[eqn.ins[j]] if eqn.ins[j] in tan else _zeros_like(carries[j]) for j in diff]
+    loop_avals = [c.aval for c in carries] + [carries[j].aval for j in diff]
+    cond, body = eqn.bodies
+    names = [f"carry {j}" for j in range(len(loop_avals))]
+    regions = Regions(current_trace(), 2)
+    try:
+        with regions.trace(0, "cond", "", loop_avals, names) as sub:
+            sub.finish(_run(cond, sub.args[:m], env, avals))
+        with regions.trace(1, "body", "", loop_avals, names) as sub:
+            tangents = [None] * m
+            for j, t in zip(diff, sub.args[m:], strict=True):
+                tangents[j] = t
+            outs, t_outs = _forward(body, sub.args[:m], tangents, env, tan, avals)
+            sub.finish(outs + [_B.dense(t_outs[j], outs[j]) for j in diff])
+        results = bind(ops.WHILE, *carries, *inits, regions=regions,
+                       results=tuple(loop_avals))
+    finally:
+        regions.discard()
+    env.update(zip(eqn.outs, results[:m], strict=True))
+    tan.update((eqn.outs[j], t) for j, t in zip(diff, results[m:], strict=True))
 
 
 def linearize(fun: Callable, *primals: Any) -> tuple[Any, Callable]:
@@ -636,8 +719,12 @@ def _jacobian(fun: Callable, argnums: int, has_aux: bool, mode: str) -> Callable
             rows = [tape.grads([ct])[0] for ct in _one_hots(y.aval)]
             jac = _stack(rows, y.aval.shape + x.aval.shape)
         else:
-            transposed = _Tape(lambda ct: tape.grads([ct])[0], (_zeros_like(y),), mode)
-            cols = [transposed.grads([t])[0] for t in _one_hots(x.aval)]
+            def main_of(v):
+                out = of_x(v)
+                return optree.tree_leaves(_split_aux(out, mode)[0] if has_aux else out,
+                                          namespace=_NS)[0]
+
+            cols = [jvp(main_of, (x,), (t,))[1] for t in _one_hots(x.aval)]
             jac = _stack(cols, x.aval.shape + y.aval.shape)
             nx, ny = x.aval.ndim, y.aval.ndim
             perm = tuple(range(nx, nx + ny)) + tuple(range(nx))
