@@ -252,6 +252,12 @@ def test_aux_stop_gradient_and_errors():
     assert_close(ember.grad(lambda v: jnp.sum(v * ember.lax.stop_gradient(v)))(x), x)
     with pytest.raises(TypeError, match="grad.*requires real-valued inputs.*int32"):
         ember.grad(lambda v: jnp.sum(v))(np.arange(3))
+    # with allow_int, an integer input's gradient is JAX's float0 zeros (vjp's too)
+    g = ember.grad(lambda v, n: jnp.sum(v * n), argnums=(0, 1), allow_int=True)(x, np.arange(4))
+    jg = jax.grad(lambda v, n: J.sum(v * n), argnums=(0, 1), allow_int=True)(x, np.arange(4))
+    assert_close(g[0], jg[0])
+    assert g[1].dtype == jg[1].dtype == jax.dtypes.float0 and g[1].shape == (4,)
+    assert ember.vjp(lambda v, n: v * n, x, np.arange(4))[1](x)[1].dtype == jax.dtypes.float0
     with pytest.raises(TypeError, match="requires a real scalar output.*f32\\[4\\]"):
         ember.grad(lambda v: v * 2)(x)
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for "

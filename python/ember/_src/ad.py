@@ -457,7 +457,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     staged_backward = _staged_for(fun, f"vjp backward {has_aux}", lambda: backward)
 
     def vjp_fn(ct: Any) -> tuple:
-        return staged_backward(tuple(primals), ct)
+        grads = staged_backward(tuple(primals), ct)
+        return grads if current_trace() is not None else _float0_for_integers(grads, primals)
 
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
@@ -476,6 +477,19 @@ def _split_aux(out: Any, name: str) -> tuple:
         raise TypeError(f"{name} with has_aux=True requires the function to return a pair "
                         f"(output, aux), got {type(out).__name__}")
     return out[0], out[1]
+
+
+FLOAT0 = np.dtype([("float0", np.void, 0)])  # jax.dtypes.float0: the tangent of an integer
+
+
+def _float0_for_integers(grads: Any, inputs: Any) -> Any:
+    """Outside a trace, the cotangents of integer and boolean inputs as JAX gives them:
+    float0 zeros of the input's shape (under a trace they stay zeros of the input's dtype:
+    a traced value cannot be float0)."""
+    def fix(g, x):
+        dtype = np.dtype(getattr(x, "dtype", None) or np.result_type(x))
+        return np.zeros(np.shape(x), FLOAT0) if kind(dtype) != "f" else g
+    return optree.tree_map(fix, grads, inputs, namespace=_NS)
 
 
 def _name(fun: Callable) -> str:
@@ -521,8 +535,16 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         return out, (grads[0] if isinstance(argnums, int) else grads)
 
     staged = _staged(run)
-    staged.__name__ = name
-    return staged
+
+    def call(*args: Any) -> Any:
+        out, g = staged(*args)
+        if current_trace() is None and allow_int:  # JAX's float0 zeros for integer inputs
+            diff = args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in nums)
+            g = _float0_for_integers(g, diff)
+        return out, g
+
+    call.__name__ = name
+    return call
 
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
