@@ -101,55 +101,67 @@ def _leaf_cotangents(grads: Any, in_tree: Any, args: list, name: str) -> list:
     return out
 
 
-class custom_vjp:  # noqa: N801 - JAX's name
-    """A function with a reverse-mode rule of its own: `f.defvjp(fwd, bwd)`, `fwd(*args) ->
-    (out, residuals)`, `bwd(*nondiff_args, residuals, ct) -> a cotangent per argument`."""
+class _Custom:
+    """A function with a rule of its own (`kind`: custom_vjp or custom_jvp): under a trace
+    each call is an ember.call whose rule `_rule(...)` makes."""
+
+    kind = ""
+    rule_name = ""
 
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
-        self.fwd = self.bwd = None
-
-    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
-        self.fwd, self.bwd = fwd, bwd
+        self.rule = None
 
     def __call__(self, *args: Any) -> Any:
-        name = getattr(self.fun, "__name__", "custom_vjp")
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using "
-                                 f"defvjp.")
+        name = getattr(self.fun, "__name__", self.kind)
+        if self.rule is None:
+            raise AttributeError(f"No {self.rule_name} defined for {self.kind} function "
+                                 f"{name} using def{self.rule_name.lower()}.")
         if current_trace() is None:
             return self.fun(*args)
         diff, full = _split(args, self.nondiff_argnums)
         nondiff = [args[i] for i in self.nondiff_argnums]
+        return _call(lambda *d: self.fun(*full(d)), diff, self.kind,
+                     lambda in_tree, out_tree: self._rule(name, nondiff, full, len(diff),
+                                                          in_tree, out_tree))
 
-        def make_rule(in_tree, out_tree):
-            def vjp(b, cts, leaves, free, body):
-                primal = optree.tree_unflatten(in_tree, leaves)
-                _, residuals = self.fwd(*full(primal))
-                grads = self.bwd(*nondiff, residuals, optree.tree_unflatten(out_tree, cts))
-                if not isinstance(grads, tuple) or len(grads) != len(diff):
-                    raise TypeError(f"{name}'s bwd must return a tuple of {len(diff)} "
-                                    f"cotangents (one per differentiated argument), got "
-                                    f"{type(grads).__name__}")
-                return _leaf_cotangents(grads, in_tree, leaves, name) + [None] * len(free)
-            return vjp
-
-        return _call(lambda *d: self.fun(*full(d)), diff, "custom_vjp", make_rule)
+    def _rule(self, name, nondiff, full, count, in_tree, out_tree) -> Callable:
+        raise NotImplementedError
 
 
-class custom_jvp:  # noqa: N801 - JAX's name
+class custom_vjp(_Custom):  # noqa: N801 - JAX's name
+    """A function with a reverse-mode rule of its own: `f.defvjp(fwd, bwd)`, `fwd(*args) ->
+    (out, residuals)`, `bwd(*nondiff_args, residuals, ct) -> a cotangent per argument`."""
+
+    kind, rule_name = "custom_vjp", "VJP"
+
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+        self.rule = (fwd, bwd)
+
+    def _rule(self, name, nondiff, full, count, in_tree, out_tree) -> Callable:
+        fwd, bwd = self.rule
+
+        def vjp(b, cts, leaves, free, body):
+            _, residuals = fwd(*full(optree.tree_unflatten(in_tree, leaves)))
+            grads = bwd(*nondiff, residuals, optree.tree_unflatten(out_tree, cts))
+            if not isinstance(grads, tuple) or len(grads) != count:
+                raise TypeError(f"{name}'s bwd must return a tuple of {count} cotangents "
+                                f"(one per differentiated argument), got "
+                                f"{type(grads).__name__}")
+            return _leaf_cotangents(grads, in_tree, leaves, name) + [None] * len(free)
+        return vjp
+
+
+class custom_jvp(_Custom):  # noqa: N801 - JAX's name
     """A function with a forward-mode rule of its own: `f.defjvp(rule)`, `rule(primals,
     tangents) -> (out, tangent_out)`. Reverse mode transposes it (it is linear in the
     tangents)."""
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
-        functools.update_wrapper(self, fun)
-        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
-        self.jvp = None
+    kind, rule_name = "custom_jvp", "JVP"
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
-        self.jvp = jvp
+        self.rule = jvp
         return jvp
 
     def defjvps(self, *jvps: Callable | None) -> None:
@@ -160,34 +172,20 @@ class custom_jvp:  # noqa: N801 - JAX's name
                      if f is not None]
             return out, functools.reduce(lambda a, c: tree_util.tree_map(
                 lambda u, v: u + v, a, c), parts)
-        self.jvp = jvp
+        self.rule = jvp
 
-    def __call__(self, *args: Any) -> Any:
-        name = getattr(self.fun, "__name__", "custom_jvp")
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using "
-                                 f"defjvp.")
-        if current_trace() is None:
-            return self.fun(*args)
-        diff, full = _split(args, self.nondiff_argnums)
-        nondiff = [args[i] for i in self.nondiff_argnums]
+    def _rule(self, name, nondiff, full, count, in_tree, out_tree) -> Callable:
+        def vjp(b, cts, leaves, free, body):
+            primal = tuple(optree.tree_unflatten(in_tree, leaves))
 
-        def make_rule(in_tree, out_tree):
-            def vjp(b, cts, leaves, free, body):
-                primal = optree.tree_unflatten(in_tree, leaves)
+            def tangent_out(*t):
+                _, out = self.rule(*nondiff, primal, tuple(optree.tree_unflatten(in_tree, t)))
+                return optree.tree_leaves(out, namespace=_NS)
 
-                def tangent_out(*t):
-                    _, out = self.jvp(*nondiff, tuple(primal),
-                                      tuple(optree.tree_unflatten(in_tree, t)))
-                    return optree.tree_leaves(out, namespace=_NS)
-
-                zeros = [b.scalar(0, x) for x in leaves]
-                grads = b.vjp(tangent_out, zeros, cts)
-                return [b.dense(g, x) for g, x in zip(grads, leaves, strict=True)] + \
-                    [None] * len(free)
-            return vjp
-
-        return _call(lambda *d: self.fun(*full(d)), diff, "custom_jvp", make_rule)
+            grads = b.vjp(tangent_out, [b.scalar(0, x) for x in leaves], cts)
+            return [b.dense(g, x) for g, x in zip(grads, leaves, strict=True)] + \
+                [None] * len(free)
+        return vjp
 
 
 def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Any = None,
