@@ -287,6 +287,7 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1,
     return sort((keys, values), dimension=dimension, num_keys=1)
 
 
+@_base._eager_with_statics  # eagerly one module (its block path is a dozen ops)
 def top_k(operand: Any, k: int) -> tuple[Any, Any]:
     """The k largest along the last axis, descending (NaN first, ties by lower index), and
     their int32 indices."""

@@ -217,6 +217,33 @@ def _eager_as_one_module(impl):
     return run
 
 
+def _eager_jit(*statics: str):
+    """`_eager_as_one_module` for a function of several arrays and static parameters (named
+    `statics`): eager `interp(x, xp, fp)` is one module, not two dozen eager kernels of
+    ~0.3 s each to compile (6.8 s cold; searchsorted 5.5 s, take_along_axis 5.5 s). Unhashable
+    statics run op by op."""
+    def wrap(impl):
+        positional = (inspect.Parameter.POSITIONAL_ONLY,
+                      inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        nums = tuple(i for i, p in enumerate(inspect.signature(impl).parameters.values())
+                     if p.name in statics and p.kind in positional)
+        jitted = JitFunction(impl, eager=True, static_argnums=nums, static_argnames=statics)
+
+        @functools.wraps(impl)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if current_trace() is not None or any(isinstance(a, Tracer) for a in args):
+                return impl(*args, **kwargs)
+            try:
+                hash((tuple(args[i] for i in nums if i < len(args)),
+                      tuple(v for k, v in kwargs.items() if k in statics)))
+            except TypeError:
+                return impl(*args, **kwargs)
+            return jitted(*args, **kwargs)
+
+        return run
+    return wrap
+
+
 def _eager_with_statics(impl):
     """`_eager_as_one_module` for a function of one array whose other parameters (axis,
     keepdims, dtype, ddof) are static: eager `mean(x, axis=0)` is one compiled module (it

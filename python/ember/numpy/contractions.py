@@ -264,6 +264,7 @@ def _windowed(name: str, a: Any, v: Any, mode: str, flip: bool) -> Any:
     return full[start:start + length]
 
 
+@_base._eager_jit("mode", "precision", "preferred_element_type")
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
              preferred_element_type: Any = None) -> Any:
     """The discrete linear convolution of two 1-d arrays (mode full, same or valid)."""
@@ -271,6 +272,7 @@ def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
     return out if preferred_element_type is None else out.astype(preferred_element_type)
 
 
+@_base._eager_jit("mode", "precision", "preferred_element_type")
 def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """The cross-correlation of two 1-d arrays (mode valid, same or full)."""

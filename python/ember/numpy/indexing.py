@@ -482,6 +482,7 @@ def _sort_less(x: Any, y: Any) -> Any:
                                                           _uf.logical_not(_uf.isnan(x))))
 
 
+@_base._eager_jit("side", "method")
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None,
                  *, method: str = "scan") -> Any:
     """Where v's values would go in the sorted 1-d a to keep it sorted: a binary search of
@@ -508,6 +509,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None,
     return lo.astype(_dt.default_int())
 
 
+@_base._eager_jit("period")
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
     """Piecewise-linear interpolation of (xp, fp) at x; xp increasing."""
@@ -550,7 +552,11 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
                 "bincount under jit requires length= (the number of bins): the result's "
                 "shape cannot depend on the values of x")
         length = int(np.max(np.asarray(x), initial=-1)) + 1
-    length = max(int(length), int(minlength))
+    return _bincount(x, weights, max(int(length), int(minlength)))
+
+
+@_base._eager_jit("length")  # eagerly one module a length, once the length is known
+def _bincount(x: Any, weights: Any, length: int) -> Any:
     w = _cr.ones(x.shape, _dt.default_int()) if weights is None else _base.asarray(weights)
     zeros = _cr.zeros((length,), w.dtype)
     keep = _uf.logical_and(_uf.greater_equal(x, 0), _uf.less(x, length))

@@ -106,6 +106,7 @@ def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
 
 
 @jit
+@enp._base._eager_jit()
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b: b of shape (n,) or (..., n, k), as in NumPy 2 and JAX."""
     a, b, vector = _system("jnp.linalg.solve", _float_matrix("solve", a), b)
@@ -115,6 +116,7 @@ def solve(a: Any, b: Any) -> Any:
 
 
 @jit
+@enp._base._eager_jit()
 def inv(a: Any) -> Any:
     a = _float_matrix("inv", a)
     n = a.shape[-1]
@@ -122,6 +124,7 @@ def inv(a: Any) -> Any:
 
 
 @jit
+@enp._base._eager_jit()
 def slogdet(a: Any) -> tuple[Any, Any]:
     """(sign, log|det|), as jnp.linalg.slogdet; sign 0 and log -inf for a singular a."""
     a = _float_matrix("slogdet", a)
@@ -131,6 +134,7 @@ def slogdet(a: Any) -> tuple[Any, Any]:
 
 
 @jit
+@enp._base._eager_jit()
 def det(a: Any) -> Any:
     a = _float_matrix("det", a)
     _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
@@ -138,6 +142,7 @@ def det(a: Any) -> Any:
 
 
 @jit
+@enp._base._eager_jit()
 def cholesky(a: Any) -> Any:
     """The lower factor L of a = L L^T (a symmetrized first, as JAX does); nan where a is
     not positive definite."""
@@ -156,6 +161,7 @@ def cholesky(a: Any) -> Any:
     return lax.fori_loop(0, n, step, enp.zeros_like(a))
 
 
+@enp._base._eager_jit("trans", "lower", "unit_diagonal")
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
                      unit_diagonal: bool = False) -> Any:
     """x with op(a) @ x = b for a triangular a, as jax.scipy.linalg.solve_triangular (trans

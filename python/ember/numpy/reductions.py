@@ -19,7 +19,7 @@ from .._src.dispatch import bind, constant
 from ..errors import ConcretizationTypeError
 from . import shapes as _sh
 from . import ufuncs as _uf
-from ._base import _eager_with_statics, asarray, astype
+from ._base import _eager_jit, _eager_with_statics, asarray, astype
 from .shapes import reshape, stack
 from .ufuncs import _where_values, isclose, isnan, multiply, sqrt, subtract, true_divide
 
@@ -404,6 +404,7 @@ def _sorted_along(name: str, a: Any, axis: Any) -> tuple[Any, tuple[int, ...]]:
     return sort(x, axis=-1), axes
 
 
+@_eager_jit("axis", "keepdims")
 def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """The middle of the sorted values (mean of the two middles); NaN if any is NaN."""
     a = asarray(a)
@@ -415,6 +416,7 @@ def median(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _keep(a, out, axes, keepdims)
 
 
+@_eager_jit("q", "axis", "method", "keepdims")
 def quantile(a: Any, q: Any, axis: Any = None, method: str = "linear",
              keepdims: bool = False) -> Any:
     """The q-th quantiles (q in [0, 1], a number or a static sequence) by linear
@@ -468,6 +470,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return (out, scale.astype(out.dtype)) if returned else out
 
 
+@_eager_jit("rowvar", "bias", "ddof")
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
         ddof: int | None = None) -> Any:
     """The covariance matrix of the variables (rows of m, or columns when not rowvar)."""

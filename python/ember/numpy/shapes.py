@@ -511,6 +511,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     return _where_values(mask, gathered, np.asarray(fill, a.dtype))
 
 
+@_base._eager_jit("axis", "mode", "fill_value")
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
                     fill_value: Any = None) -> Any:
     """arr[..., indices, ...] pairing each index with its position on the other axes."""
