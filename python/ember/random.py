@@ -351,6 +351,7 @@ def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
                         _float_dtype("exponential", dtype))
 
 
+@jnp._base._eager_jit("axis", "shape")  # eagerly one module: gumbel and argmax
 def categorical(key: Any, logits: Any, axis: int = -1,
                 shape: Sequence[int] | None = None) -> Any:
     """Indices drawn with probabilities softmax(logits) along `axis` (the Gumbel-max trick,
@@ -374,11 +375,20 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     `independent`, each 1-d line along `axis` shuffled on its own)."""
     k = _one_key("permutation", key)
     if isinstance(x, (int, np.integer)):
-        return _shuffle(k, jnp.arange(int(x)), 0)
+        return _permuted_range(k, int(x))
     x = jnp.asarray(x)
     if not x.ndim:
         raise TypeError("permutation requires an int or an array of at least one dimension")
-    axis = axis % x.ndim
+    return _permuted(k, x, axis % x.ndim, bool(independent))
+
+
+@jit(static_argnums=1)
+def _permuted_range(k: Any, n: int) -> Any:
+    return _shuffle(k, jnp.arange(n), 0)
+
+
+@jnp._base._eager_jit("axis", "independent")  # eagerly one module: the sort rounds
+def _permuted(k: Any, x: Any, axis: int, independent: bool) -> Any:
     if independent or x.ndim == 1:
         return _shuffle(k, x, axis)
     return jnp.take(x, _shuffle(k, jnp.arange(x.shape[axis]), 0), axis=axis)
@@ -409,15 +419,23 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True,
         raise ValueError(f"choice requires shape of at most {n} elements without "
                          f"replacement, got {shape}")
     k = _one_key("choice", key)
+    if p is not None:
+        p = jnp.asarray(p)
+        if p.shape != (n,):
+            raise ValueError(f"choice requires p of shape ({n},), got {list(p.shape)}")
+    return _choice(k, arr, n, shape, bool(replace), p, axis)
+
+
+@jnp._base._eager_jit("n", "shape", "replace", "axis")  # eagerly one module
+def _choice(k: Any, arr: Any, n: int, shape: tuple[int, ...], replace: bool, p: Any,
+            axis: int) -> Any:
+    count = math.prod(shape)
     if p is None:
         if replace:
             index = randint(k, shape, 0, n)
         else:
             index = jnp.reshape(permutation(k, n)[:count], shape)
     else:
-        p = jnp.asarray(p)
-        if p.shape != (n,):
-            raise ValueError(f"choice requires p of shape ({n},), got {list(p.shape)}")
         if not replace:
             g = gumbel(k, (n,), p.dtype) + jnp.log(p)
             index = jnp.reshape(jnp.argsort(-g)[:count], shape)
