@@ -4,13 +4,15 @@ A rule is `rule(b, ct, xs, y, params) -> [cotangent of each operand, or None]`: 
 cotangent of the op's result `y`, `xs` its operands, `params` what the row was built with,
 and `b` a builder from the layer that runs the transformation (`b.emit(row, *operands,
 **params)`; `b.scalar(value, like)`, a constant of the shape and dtype of a value or aval;
-`b.like(shape, dtype)`, an aval; `b.index(i)`, an int32 scalar; `b.aval(x)`). So rules are
-ember ops too and can themselves be differentiated (grad of grad; jvp is the transpose of
-a vjp).
+`b.like(shape, dtype)`, an aval; `b.index(i)`, an int32 scalar; `b.aval(x)`; for control
+flow `b.vjp`, `b.branches`, `b.loop`, `b.dense`, `b.into_zeros`, `b.add_into`, and
+`b.custom(key)`, a user's rule). So rules are ember ops too and can themselves be
+differentiated (grad of grad; jvp transposes them).
 
 Why VJP rules per row rather than JAX's JVP + transpose: Ember's grad is reverse mode over
 traced ember IR, and every rule written as ember ops is again differentiable, which gives
-forward mode (the vjp of a vjp, linear in its cotangent) without a second set of rules.
+forward mode (the vjp of a vjp, linear in its cotangent) without a second set of rules; only
+while_loop, which has no vjp, has a forward rule of its own (in the transformation).
 
 Every row is in exactly one of VJP (differentiable), ZERO (differentiable with a zero
 derivative, or with results no derivative flows through: comparisons, integers, bits) and

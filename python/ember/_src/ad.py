@@ -1,12 +1,14 @@
 """Automatic differentiation as a transformation of traced ember IR.
 
 `vjp` traces the function into a region of the current trace (so it sees the values around
-it, as a closure over a jitted function's arguments does), then replays that region's ops
-into the trace with `bind`, keeping each op's operands and result, and runs the backward pass
-with each row's rule from `ember.dialect.derivatives`. Rules are ember ops, so the backward
-pass is differentiable again: grad of grad, and `jvp` as the transpose of a vjp (the vjp is
-linear in its cotangent). Outside a trace, each transformation runs as one `jit` of its own,
-compiled once per signature; under one it inlines.
+it, as a closure over a jitted function's arguments does), reads that region as a program
+(ops with regions kept as programs of their own, so they can be traced again), replays it
+into the trace with `bind`, keeping each op's operands and results, and runs the backward
+pass with each row's rule from `ember.dialect.derivatives`. Rules are ember ops, so the
+backward pass is differentiable again (grad of grad). `jvp` runs each straight run of ops as
+the transpose of its vjp (linear in its cotangent) and a while_loop, which has no vjp, as a
+loop carrying its tangents. Outside a trace, each transformation runs as one `jit` of its
+own, compiled once per signature; under one it inlines.
 """
 
 from __future__ import annotations
