@@ -358,6 +358,14 @@ def test_control_flow_in_forward_mode_and_higher_order():
     assert_close(tangent, jtangent, rtol=1e-4)
     assert_close(ember.jacfwd(w(jnp, lax))(x), jax.jacfwd(w(J, jlax))(x), rtol=1e-4,
                  atol=1e-5)
+    # forward mode through a scan is one loop carrying tangents: nothing saved a step
+    s = lambda np_, lx, v: np_.sum(lx.scan(  # noqa: E731
+        lambda h, xi: (np_.tanh(h * v + xi), np_.sum(h)), np_.zeros(3), np.stack([x, t]))[1])
+    text = ember.jit(lambda v: ember.jvp(lambda u: s(jnp, lax, u), (v,), (x,))[1]).lower(
+        x).as_text("ember")
+    assert text.count('"ember.for"') == 1
+    assert_close(ember.jvp(lambda u: s(jnp, lax, u), (x,), (t,))[1],
+                 jax.jvp(lambda u: s(J, jlax, u), (x,), (t,))[1], rtol=1e-5, atol=1e-6)
     g = lambda np_, lx, s: lx.scan(lambda c, xi: (np_.sin(c * xi), c), s, x)[0]  # noqa: E731
     assert_close(ember.grad(ember.grad(lambda s: g(jnp, lax, s)))(0.7),
                  jax.grad(jax.grad(lambda s: g(J, jlax, s)))(0.7), rtol=1e-4)

@@ -6,9 +6,9 @@ it, as a closure over a jitted function's arguments does), reads that region as 
 into the trace with `bind`, keeping each op's operands and results, and runs the backward
 pass with each row's rule from `ember.dialect.derivatives`. Rules are ember ops, so the
 backward pass is differentiable again (grad of grad). `jvp` runs each straight run of ops as
-the transpose of its vjp (linear in its cotangent) and a while_loop, which has no vjp, as a
-loop carrying its tangents. Outside a trace, each transformation runs as one `jit` of its
-own, compiled once per signature; under one it inlines.
+the transpose of its vjp (linear in its cotangent) and a loop as a loop carrying its
+tangents (a while_loop has no vjp at all). Outside a trace, each transformation runs as one
+`jit` of its own, compiled once per signature; under one it inlines.
 """
 
 from __future__ import annotations
@@ -565,8 +565,8 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> tuple:
     """`(fun(*primals), the directional derivative along tangents)`: each straight run of
-    ops is the transpose of its vjp (linear in the cotangent); a while_loop, which has no
-    vjp, carries the tangents as loop carries of its own."""
+    ops is the transpose of its vjp (linear in the cotangent); a loop carries the tangents
+    as carries of its own (a while_loop has no vjp; a fori_loop this way saves nothing)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if optree.tree_structure(primals, namespace=_NS) != optree.tree_structure(
             tangents, namespace=_NS):
@@ -598,6 +598,9 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     return _staged_for(fun, f"jvp {has_aux}", lambda: run)(primals, tangents)
 
 
+_LOOPS = (ops.WHILE, ops.FOR)
+
+
 def _forward(program: _Program, args: Sequence[Any], tangents: Sequence[Any | None],
              env: dict[int, Any], tan: dict[int, Any], avals: dict[int, ShapedArray]
              ) -> tuple[list[Any], list[Any | None]]:
@@ -608,12 +611,12 @@ def _forward(program: _Program, args: Sequence[Any], tangents: Sequence[Any | No
     eqns = program.eqns
     i = 0
     while i < len(eqns):
-        if eqns[i].row is ops.WHILE:
-            _forward_while(eqns[i], env, tan, avals)
+        if eqns[i].row in _LOOPS:
+            _forward_loop(eqns[i], env, tan, avals)
             i += 1
             continue
         j = i
-        while j < len(eqns) and eqns[j].row is not ops.WHILE:
+        while j < len(eqns) and eqns[j].row not in _LOOPS:
             j += 1
         later = {k for e in eqns[j:] for k in e.ins + e.free} | set(program.outs)
         _forward_run(eqns[i:j], later, env, tan, avals)
@@ -640,29 +643,38 @@ def _forward_run(eqns: list[_Eqn], later: set[int], env: dict, tan: dict,
             tan[k] = _B.dense(t, env[k])
 
 
-def _forward_while(eqn: _Eqn, env: dict, tan: dict, avals: dict[int, ShapedArray]) -> None:
-    """A while_loop carrying the tangents of its float carries alongside them."""
-    carries = [env[k] for k in eqn.ins]
-    if not any(k in tan for k in eqn.ins + eqn.free):
-        env.update(zip(eqn.outs, _bind_eqn(eqn, carries, env, avals), strict=True))
+def _forward_loop(eqn: _Eqn, env: dict, tan: dict, avals: dict[int, ShapedArray]) -> None:
+    """A while_loop or fori_loop carrying the tangents of its float carries alongside them
+    (a fori_loop this way needs no saved carries, and any bounds)."""
+    counted = eqn.row is ops.FOR
+    bounds, carries = (([env[k] for k in eqn.ins[:2]], [env[k] for k in eqn.ins[2:]])
+                       if counted else ([], [env[k] for k in eqn.ins]))
+    keys = eqn.ins[2:] if counted else eqn.ins
+    if not any(k in tan for k in keys + eqn.free):
+        env.update(zip(eqn.outs, _bind_eqn(eqn, [*bounds, *carries], env, avals),
+                       strict=True))
         return
     m = len(carries)
     diff = [j for j, c in enumerate(carries) if _float(c.aval)]
-    inits = [tan[eqn.ins[j]] if eqn.ins[j] in tan else _zeros_like(carries[j]) for j in diff]
+    inits = [tan[keys[j]] if keys[j] in tan else _zeros_like(carries[j]) for j in diff]
     loop_avals = [c.aval for c in carries] + [carries[j].aval for j in diff]
-    cond, body = eqn.bodies
-    names = [f"carry {j}" for j in range(len(loop_avals))]
-    regions = Regions(current_trace(), 2)
+    index = [bounds[0].aval] if counted else []
+    names = [f"carry {j}" for j in range(len(index) + len(loop_avals))]
+    regions = Regions(current_trace(), len(eqn.bodies))
     try:
-        with regions.trace(0, "cond", "", loop_avals, names) as sub:
-            sub.finish(_run(cond, sub.args[:m], env, avals))
-        with regions.trace(1, "body", "", loop_avals, names) as sub:
-            tangents = [None] * m
-            for j, t in zip(diff, sub.args[m:], strict=True):
-                tangents[j] = t
-            outs, t_outs = _forward(body, sub.args[:m], tangents, env, tan, avals)
+        if not counted:
+            with regions.trace(0, "cond", "", loop_avals, names) as sub:
+                sub.finish(_run(eqn.bodies[0], sub.args[:m], env, avals))
+        with regions.trace(len(eqn.bodies) - 1, "body", "", index + loop_avals,
+                           names) as sub:
+            args = sub.args[len(index):]
+            tangents = [None] * (len(index) + m)
+            for j, t in zip(diff, args[m:], strict=True):
+                tangents[len(index) + j] = t
+            outs, t_outs = _forward(eqn.bodies[-1], [*sub.args[:len(index)], *args[:m]],
+                                    tangents, env, tan, avals)
             sub.finish(outs + [_B.dense(t_outs[j], outs[j]) for j in diff])
-        results = bind(ops.WHILE, *carries, *inits, regions=regions,
+        results = bind(eqn.row, *bounds, *carries, *inits, regions=regions,
                        results=tuple(loop_avals))
     finally:
         regions.discard()
