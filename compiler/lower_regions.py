@@ -336,17 +336,19 @@ def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
     if unary > 0:
         return True
     # IREE 3.13's CPU codegen also fails on a plain product whose factors read different
-    # dims when the sum leaves at most one dim or the domain has three: sum(a * w[None, :])
+    # dims when the sum keeps no dim, or one dim and sums two: sum(a * w[None, :])
     # ("vector.contract op invalid accumulator/result vector shape"), and a (2, 2, 4) * (4,)
-    # summed over its last two dims crashed the compiler.
+    # summed over its last two dims crashed the compiler. A sum keeping two dims (a matmul
+    # written with broadcasts) is a contraction IREE computes right, and fast.
     broadcast_inputs = {arg for arg, outer in zip(block.arguments, operation.operands,
                                                   strict=True)
                         if (p := producer(outer)) is not None and
                         eir.opdef(p) is ops.BROADCAST_IN_DIM}  # IREE fuses them back in
     whole = [v for v in product.operands
              if skip(v) in block.arguments and skip(v) not in broadcast_inputs]
-    return len(whole) < len(product.operands) and (
-        len(domain) - len(summed) == 0 or len(domain) >= 3)
+    kept = len(domain) - len(summed)
+    return len(whole) < len(product.operands) and (kept == 0 or (kept == 1 and
+                                                                   len(summed) >= 2))
 
 
 def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: list,
