@@ -441,3 +441,31 @@ def test_custom_rule_errors():
     with pytest.raises(ValueError, match="f's bwd must return cotangents of the arguments' "
                                          "shapes, but output 0 is f32\\[\\]"):
         ember.grad(lambda v: jnp.sum(f(v)))(x)
+
+
+def test_gradients_of_a_registered_dataclass():
+    """Parameters as a registered dataclass: the gradient is one of the same class, its meta
+    fields kept."""
+    import dataclasses
+    import functools
+
+    @functools.partial(ember.tree_util.register_dataclass, data_fields=["w", "b"],
+                       meta_fields=["relu"])
+    @dataclasses.dataclass
+    class Layer:
+        w: object
+        b: object
+        relu: bool
+
+    def loss(np_, layer, x):
+        y = x @ layer.w + layer.b
+        return np_.sum((np_.maximum(y, 0) if layer.relu else y) ** 2)
+
+    w = np.array([[1.0, -1.0], [0.5, 2.0]], np.float32)
+    b = np.array([0.1, -0.2], np.float32)
+    x = np.array([[1.0, 1.0], [-2.0, 0.5]], np.float32)
+    g = ember.grad(lambda p: loss(jnp, p, x))(Layer(w, b, True))
+    jw, jb = jax.grad(lambda w_, b_: loss(J, Layer(w_, b_, True), x), argnums=(0, 1))(w, b)
+    assert isinstance(g, Layer) and g.relu is True
+    assert_close(g.w, jw)
+    assert_close(g.b, jb)
