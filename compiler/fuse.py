@@ -5,7 +5,8 @@ compute over the root's iteration domain: elementwise ops of that shape, broadca
 (their operand becomes an input with a broadcasting index map) and splat constants, each
 only when every use of it is inside the group (nothing is computed twice). The region is
 lowered to a single linalg.generic whose body chains the members' scalar bodies, so IREE
-gets one op per group and cannot split it. Groups of a single op are left alone.
+gets one op per group and cannot split it. Groups of a single op are left alone, and so is
+a reduction that runs in two steps (split_reduction.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import Trait
 
+from .split_reduction import split_reduction
 from .walk import body, functions, producer
 
 
@@ -60,6 +62,13 @@ def _group(root: mlir.Operation, block: mlir.Block, claimed: set,
                 members.add(p)
                 work.append(p)
     return sorted(members, key=order.__getitem__)
+
+
+def _split_later(op: mlir.Operation) -> bool:
+    """Whether the reduction runs in two steps (split_reduction.py): IREE fuses its
+    producers into the first step, where a fusion's one generic would stay on one core."""
+    return split_reduction(eir.aval_of(op.operands[0]), eir.read(op)[2]["axes"],
+                           eir.aval_of(op.results[0])) is not None
 
 
 def _feeds_reduction(root: mlir.Operation) -> bool:
@@ -120,6 +129,8 @@ def fuse_block(block: mlir.Block, in_loop: bool = False) -> int:
                                                  or row.has(Trait.REDUCTION)):
             continue
         if in_loop and not _shape(op.results[0]):
+            continue
+        if row.has(Trait.REDUCTION) and _split_later(op):
             continue
         group = _group(op, block, claimed, order)
         claimed.update(group)

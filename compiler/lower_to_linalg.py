@@ -52,6 +52,7 @@ from .lower_regions import (
 )
 from .lower_scan import lower_cumulative
 from .lower_sort import lower_sort
+from .split_reduction import split_reduction
 from .walk import body, functions
 
 
@@ -143,7 +144,19 @@ def lower_transpose(em, op, args, avals, params, result) -> str:
 
 def lower_reduction(em, op, args, avals, params, result) -> str:
     (x,) = avals
-    axes = tuple(params["axes"])
+    axes = tuple(sorted(params["axes"]))
+    split = split_reduction(x, axes, result)
+    if split is None:
+        return _reduce(em, op, args[0], x, axes, params, result)
+    pieces = ShapedArray(split.shape, x.dtype)
+    partial = ShapedArray(split.partial_shape, result.dtype)
+    partials = _reduce(em, op, em.reshape(args[0], x, pieces), pieces, split.first, params,
+                       partial)
+    return _reduce(em, op, partials, partial, (split.chunk_axis,), params, result)
+
+
+def _reduce(em, op, arg: str, x: ShapedArray, axes: tuple[int, ...], params,
+            result: ShapedArray) -> str:
     kept = [i for i in range(x.ndim) if i not in axes]
     # Loop dims: kept axes first (parallel), then reduced axes.
     order = kept + list(axes)
@@ -152,7 +165,7 @@ def lower_reduction(em, op, args, avals, params, result) -> str:
     row = eir.opdef(op)
     template = row.scalar(kind(x.dtype), params)
     init = em.filled(result, row.init(result.dtype))
-    return em.generic([(args[0], x, in_map)], init, result, out_map,
+    return em.generic([(arg, x, in_map)], init, result, out_map,
                       iterators(len(kept), len(axes)),
                       lambda b, acc: em.scalar_body(template, [b[0], acc], etype(x), etype(x)))
 

@@ -133,6 +133,31 @@ def test_max_and_min(case):
                                                                    keepdims=keepdims))
 
 
+# Reductions of 2^18+ elements to a few run in two steps (compiler/split_reduction.py): each
+# reduced layout here takes that path (the first and last of both arrays, the run of axes
+# 1-2, a prime length that does not split), one module per dtype, values drawn.
+@pytest.mark.parametrize("dtype", [F32, I32])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_large_reductions_split_in_two_steps(dtype, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 50, (3, 4, 32768)).astype(dtype)
+    y = rng.integers(-50, 50, (262147,)).astype(dtype)
+    x.flat[rng.integers(0, x.size)] = 99  # a maximum that only one chunk sees
+
+    @ember.jit
+    def reduce(x, y):
+        return (enp.sum(x), enp.sum(x, axis=(1, 2)), enp.max(x, axis=(0, 2)), enp.min(x),
+                enp.sum(x.reshape(-1, 4), axis=0), enp.all(x < 99), enp.sum(y), enp.max(y),
+                enp.mean(x))
+
+    wide = x.astype(np.float64)
+    expected = (wide.sum(), wide.sum(axis=(1, 2)), x.max(axis=(0, 2)), x.min(),
+                wide.reshape(-1, 4).sum(axis=0), np.all(x < 99), y.astype(np.float64).sum(),
+                y.max(), wide.mean())
+    for got, want in zip(reduce(x, y), expected, strict=True):
+        assert_close(got, np.asarray(want).astype(np.asarray(got).dtype), rtol=1e-6)
+
+
 def test_reductions_propagate_nan():
     x = np.array([[1.0, np.nan], [2.0, 3.0]], np.float32)
     assert_close(enp.max(x, axis=1), np.max(x, axis=1))

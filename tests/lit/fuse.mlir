@@ -64,3 +64,33 @@ func.func @shared(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<f32>) {
   %s = "ember.reduce_sum"(%e) {axes = array<i64: 0>} : (tensor<8xf32>) -> tensor<f32>
   return %n, %s : tensor<8xf32>, tensor<f32>
 }
+
+// A large reduction to a few elements runs in two steps (split_reduction.py): it takes no
+// producers (IREE fuses them into its first step), and is lowered as chunks, then partials.
+// CHECK-LABEL: func.func @split_sum
+// CHECK-NOT: ember.fusion
+// LINALG-LABEL: func.func @split_sum
+// LINALG: linalg.generic {{.*}}iterator_types = ["parallel"]
+// LINALG: arith.mulf
+// LINALG: tensor.expand_shape {{.*}} output_shape [256, 1024]
+// LINALG: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}tensor<256x1024xf32>
+// LINALG: linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}}tensor<256xf32>
+func.func @split_sum(%x: tensor<262144xf32>) -> tensor<f32> {
+  %sq = "ember.mul"(%x, %x) : (tensor<262144xf32>, tensor<262144xf32>) -> tensor<262144xf32>
+  %s = "ember.reduce_sum"(%sq) {axes = array<i64: 0>} : (tensor<262144xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// Must not split: below 2^18 elements, or with many elements kept.
+// CHECK-LABEL: func.func @unsplit_sums
+// CHECK-COUNT-2: "ember.fusion"
+// LINALG-LABEL: func.func @unsplit_sums
+// LINALG-NOT: tensor.expand_shape
+// LINALG: return
+func.func @unsplit_sums(%x: tensor<131072xf32>, %y: tensor<1024x256xf32>) -> (tensor<f32>, tensor<1024xf32>) {
+  %sq = "ember.mul"(%x, %x) : (tensor<131072xf32>, tensor<131072xf32>) -> tensor<131072xf32>
+  %s = "ember.reduce_sum"(%sq) {axes = array<i64: 0>} : (tensor<131072xf32>) -> tensor<f32>
+  %e = "ember.exp"(%y) : (tensor<1024x256xf32>) -> tensor<1024x256xf32>
+  %r = "ember.reduce_sum"(%e) {axes = array<i64: 1>} : (tensor<1024x256xf32>) -> tensor<1024xf32>
+  return %s, %r : tensor<f32>, tensor<1024xf32>
+}

@@ -148,3 +148,19 @@ func.func @upstream_only(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %x, %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// A reduction to a few elements over 2^18 or more splits its largest run of reduced axes
+// into 256 chunks (a parallel dim), then reduces the partials; it must not split where no
+// chunk count from 16 to 256 divides the run (here 262147 is prime).
+// CHECK-LABEL: func.func @split_reductions
+// CHECK: tensor.expand_shape {{.*}} output_shape [2, 3, 256, 256]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}}outs({{.*}}tensor<3x256xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}tensor<3x256xf32>{{.*}}outs({{.*}}tensor<3xf32>)
+// CHECK: arith.maximumf
+// CHECK-NOT: expand_shape
+// CHECK: return
+func.func @split_reductions(%x: tensor<2x3x65536xf32>, %y: tensor<262147xf32>) -> (tensor<3xf32>, tensor<f32>) {
+  %0 = "ember.reduce_sum"(%x) {axes = array<i64: 0, 2>} : (tensor<2x3x65536xf32>) -> tensor<3xf32>
+  %1 = "ember.reduce_max"(%y) {axes = array<i64: 0>} : (tensor<262147xf32>) -> tensor<f32>
+  return %0, %1 : tensor<3xf32>, tensor<f32>
+}
