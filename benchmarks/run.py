@@ -1,7 +1,10 @@
 """Ember against JAX and NumPy, same machine, same process, as ratios (Ember / JAX).
 
 Each case is timed as the best of several interleaved rounds (Ember, JAX, NumPy in turn), so
-noise from a shared machine hits all three alike. Run: `make bench`.
+noise from a shared machine hits all three alike. A row whose cost is its memory traffic or
+its arithmetic also says how close Ember comes to this machine's limit: the bytes it must
+move (or the FLOPs it must do) over its time, against NumPy's copy bandwidth and matmul rate
+measured in the same run. Writes benchmarks/ratios.png. Run: `make bench`.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -68,6 +72,13 @@ def total(np_, x):
 
 def matmul_relu(np_, a, b):
     return np_.maximum(a @ b, 0.0)
+
+
+def mlp(np_, x, w1, b1, w2, b2, w3, b3):
+    """MNIST-sized MLP forward (784-512-512-10), ReLU between layers."""
+    h = np_.maximum(x @ w1 + b1, 0.0)
+    h = np_.maximum(h @ w2 + b2, 0.0)
+    return h @ w3 + b3
 
 
 def fori_update(np_, x):
@@ -166,7 +177,8 @@ def cases(quick: bool):
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     s = rng.standard_normal((4096, 1024)).astype(np.float32)
 
-    def ember_and_jax(name, fn, *host, eager=False, number=20):
+    def ember_and_jax(name, fn, *host, eager=False, number=20, work=None):
+        """A row; `work` is ("B", bytes moved) or ("FLOP", operations), for the roofline."""
         ember_args = [ember.device_put(h) for h in host]
         ember_fn = (lambda *xs: fn(enp, *xs)) if eager else ember.jit(lambda *xs: fn(enp, *xs))
         row = {"ember": lambda: ember_fn(*ember_args), "numpy": lambda: fn(np, *host)}
@@ -174,20 +186,32 @@ def cases(quick: bool):
             jax_args = [jax.device_put(h) for h in host]
             jax_fn = (lambda *xs: fn(jnp, *xs)) if eager else jax.jit(lambda *xs: fn(jnp, *xs))
             row["jax"] = lambda: jax_fn(*jax_args)
-        return name, row, number
+        return name, row, number, work
 
     yield ember_and_jax("dispatch x+1 (f32[4])", lambda np_, x: x + 1, tiny, number=2000)
     yield chained(tiny)
-    yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=20)
-    yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5)
-    yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10)
-    yield ember_and_jax("layernorm 4096x1024, jit", layernorm, s, number=5 if quick else 10)
+    yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=20, work=("B", 2 * x1m.nbytes))
+    yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5,
+                        work=("B", 2 * x1m.nbytes))
+    yield ember_and_jax("softmax 4096x1024, jit", softmax, s, number=5 if quick else 10,
+                        work=("B", 2 * s.nbytes))
+    yield ember_and_jax("layernorm 4096x1024, jit", layernorm, s, number=5 if quick else 10,
+                        work=("B", 2 * s.nbytes))
     q, k = (rng.standard_normal((8, 512, 64)).astype(np.float32) for _ in range(2))
     yield ember_and_jax("einsum attention scores 8x512x64, jit", attention_scores, q, k,
-                        number=5 if quick else 10)
+                        number=5 if quick else 10, work=("FLOP", 2 * 8 * 512 * 512 * 64))
     yield ember_and_jax("sum over 16M f32, jit", total,
-                        rng.standard_normal(16 * 2**20).astype(np.float32), number=5)
-    yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5)
+                        rng.standard_normal(16 * 2**20).astype(np.float32), number=5,
+                        work=("B", 64 * 2**20))
+    yield ember_and_jax("matmul+relu 1024^2, jit", matmul_relu, a, a, number=3 if quick else 5,
+                        work=("FLOP", 2 * 1024**3))
+    shapes = [(784, 512), (512, 512), (512, 10)]
+    layers = [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m),
+               rng.standard_normal(n).astype(np.float32) * 0.1) for m, n in shapes]
+    yield ember_and_jax("MLP forward 784-512-512-10, batch 256, jit", mlp,
+                        rng.standard_normal((256, 784)).astype(np.float32),
+                        *[t for layer in layers for t in layer], number=10 if quick else 20,
+                        work=("FLOP", 2 * 256 * sum(m * n for m, n in shapes)))
     yield ember_and_jax("fori_loop 1000 steps on f32[256], jit", fori_update,
                         rng.standard_normal(256).astype(np.float32), number=20)
     yield ember_and_jax("scan RNN cell, 100 steps, batch 64, hidden 256, jit", rnn_scan,
@@ -204,7 +228,8 @@ def cases(quick: bool):
     yield ember_and_jax("heat-3d (npbench) 50^3, 20 steps, jit", heat3d,
                         rng.random((50, 50, 50), dtype=np.float32),
                         rng.random((50, 50, 50), dtype=np.float32), number=3)
-    yield ember_and_jax("dense pass x*2 over 1M f32, jit", dense_pass, m, number=50)
+    yield ember_and_jax("dense pass x*2 over 1M f32, jit", dense_pass, m, number=50,
+                        work=("B", 2 * m.nbytes))
     yield ember_and_jax("100 scatter-adds of 1K into 1M f32 (loop), jit", scatter_loop, m,
                         rng.integers(0, 1 << 20, 1024).astype(np.int32),
                         rng.random(1024, dtype=np.float32), number=3)
@@ -224,7 +249,7 @@ def chained(tiny: np.ndarray):
            "numpy": chain(lambda v: v + 1, tiny)}
     if jax is not None:
         row["jax"] = chain(jax.jit(lambda v: v + 1), jax.device_put(tiny))
-    return "100 chained x+1, one sync", row, 20
+    return "100 chained x+1, one sync", row, 20, None
 
 
 def dispatch_fraction() -> str:
@@ -247,23 +272,76 @@ def dispatch_fraction() -> str:
     return "dispatch of a 1000x1000 matmul, share of its run time: " + ", ".join(parts)
 
 
+def peaks() -> dict[str, float]:
+    """This machine's limits as NumPy reaches them: copy bandwidth over 64 MiB (twice the
+    last-level cache here) in bytes/s, and a 2048^2 f32 matmul's FLOP/s."""
+    x = np.ones(16 * 2**20, np.float32)
+    y = np.empty_like(x)
+    a = np.ones((2048, 2048), np.float32)
+    t = measure({"copy": lambda: np.copyto(y, x), "matmul": lambda: a @ a}, 3, 5)
+    return {"B": 2 * x.nbytes / t["copy"], "FLOP": 2 * 2048**3 / t["matmul"]}
+
+
+def roofline(work: tuple[str, int] | None, seconds: float, peak: dict[str, float]) -> str:
+    if work is None:
+        return "-"
+    unit, amount = work
+    rate = amount / seconds
+    scaled = f"{rate / 1e9:.1f} GB/s" if unit == "B" else f"{rate / 1e9:.0f} GFLOP/s"
+    return f"{scaled} ({rate / peak[unit]:.0%})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--png", default=None,
+                        help="where to draw the chart (default: ratios.png beside this file, "
+                             "when every case runs)")
     args = parser.parse_args()
     rounds = 3 if args.quick else 15
-    print("| case | Ember | JAX | NumPy | Ember/JAX | Ember/NumPy |")
-    print("|---|---|---|---|---|---|")
-    for name, fns, number in cases(args.quick):
+    peak = peaks()
+    print(f"Machine limits (NumPy, this run): copy {peak['B'] / 1e9:.1f} GB/s, "
+          f"f32 matmul {peak['FLOP'] / 1e9:.0f} GFLOP/s.\n")
+    print("| case | Ember | JAX | NumPy | Ember/JAX | Ember/NumPy | Ember rate (of limit) |")
+    print("|---|---|---|---|---|---|---|")
+    ratios = {}
+    for name, fns, number, work in cases(args.quick):
         if args.only not in name:
             continue
         t = measure(fns, number, rounds)
         jax_t = t.get("jax")
         vs_jax = f"{t['ember'] / jax_t:.2f}" if jax_t else "n/a"
+        if jax_t:
+            ratios[name] = t["ember"] / jax_t
         print(f"| {name} | {_fmt(t['ember'])} | {_fmt(jax_t) if jax_t else 'n/a'} | "
-              f"{_fmt(t['numpy'])} | {vs_jax} | {t['ember'] / t['numpy']:.2f} |", flush=True)
+              f"{_fmt(t['numpy'])} | {vs_jax} | {t['ember'] / t['numpy']:.2f} | "
+              f"{roofline(work, t['ember'], peak)} |", flush=True)
     print("\n" + dispatch_fraction())
+    png = args.png or (None if args.only else str(Path(__file__).with_name("ratios.png")))
+    if png and ratios:
+        chart(ratios, png)
+
+
+def chart(ratios: dict[str, float], path: str) -> None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib missing: no chart; pip install matplotlib)")
+        return
+    names = list(ratios)[::-1]
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(names) + 1))
+    values = [ratios[n] for n in names]
+    ax.barh(names, values, color=["tab:green" if v <= 1 else "tab:red" for v in values])
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("Ember time / JAX time (log scale; left of 1 is faster than JAX)")
+    ax.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    print(f"\nchart: {path}")
 
 
 def _fmt(seconds: float) -> str:

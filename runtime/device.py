@@ -132,10 +132,14 @@ _LLVM_NAMES = {
     "rdrand": ("rdrnd",), "sha_ni": ("sha",), "3dnowprefetch": ("prfchw",),
     "user_shstk": ("shstk",),
 }
-# System instructions no array kernel executes, which virtual machines often hide from
-# /proc/cpuinfo while LLVM still lists them for the host.
+# System instructions no array kernel executes (LLVM emits them only for their intrinsics),
+# which virtual machines or the kernel often hide from /proc/cpuinfo while LLVM still lists
+# them for the host (Linux clears rdseed on Zen 5, whose RDSEED is faulty).
 _NOT_CHECKED = frozenset({"64bit", "x87", "mwaitx", "rdpru", "wbnoinvd", "pku", "shstk",
-                          "invpcid", "rdpid", "sgx", "kl", "widekl", "uintr", "ptwrite"})
+                          "invpcid", "rdpid", "sgx", "kl", "widekl", "uintr", "ptwrite",
+                          "rdseed", "rdrnd", "movdiri", "movdir64b", "prefetchi", "enqcmd",
+                          "serialize", "cldemote", "waitpkg", "clzero", "clflushopt", "clwb",
+                          "tsxldtrk", "hreset"})
 
 
 def _squashed(feature: str) -> str:

@@ -61,17 +61,19 @@ def test_fusion_never_adds_dispatches(fun):
     assert_close(ember.jit(fun)(x), reference[fun](x).astype(np.float32), rtol=1e-4, atol=1e-5)
 
 
-def test_fusion_merges_what_iree_alone_splits():
-    """A column reduction of an elementwise product: IREE alone forms 2 dispatches, the
-    fused reduction (one linalg.generic) is 1."""
+def test_fusion_merges_what_iree_alone_splits(monkeypatch):
+    """A column reduction of an elementwise product: IREE's default fusion forms 2
+    dispatches, the fused reduction (one linalg.generic) is 1, as is IREE's aggressive
+    fusion (which Ember tries first where it compiles: iree_driver.attempts)."""
     def col_reduce(x, v):
         return jnp.sum(jnp.exp(x) * v, axis=0)
 
     x = np.random.default_rng(1).normal(size=(256, 512)).astype(np.float32)
     v = np.linspace(-1, 1, 512, dtype=np.float32)
-    counts = [_dispatches(col_reduce, (x, v), passes)[1]
-              for passes in (("ember-canonicalize",), ("ember-canonicalize", "ember-fuse"))]
-    assert counts == [2, 1]
+    unfused, fused = ("ember-canonicalize",), ("ember-canonicalize", "ember-fuse")
+    assert [_dispatches(col_reduce, (x, v), p)[1] for p in (unfused, fused)] == [1, 1]
+    monkeypatch.setattr(iree_driver, "attempts", lambda text, tgt: (tgt,))
+    assert [_dispatches(col_reduce, (x, v), p)[1] for p in (unfused, fused)] == [2, 1]
     assert_close(ember.jit(col_reduce)(x, v), (np.exp(x) * v).sum(0), rtol=1e-4, atol=1e-3)
 
 
@@ -85,3 +87,34 @@ def test_reducing_over_a_dimension_only_a_broadcast_makes():
     g = lambda a: jnp.sum(jnp.broadcast_to(a, (5, 4, 4)), axis=(0, 1))  # noqa: E731
     assert_close(ember.jit(g)(x), np.sum(np.broadcast_to(x, (5, 4, 4)), axis=(0, 1)),
                  rtol=1e-5)
+
+
+def test_layernorm_is_one_dispatch_and_gathers_take_the_plain_target():
+    """IREE's aggressive fusion puts layernorm's two reductions and its elementwise tail in
+    one dispatch (default fusion: two, with the centred data written between them); modules
+    it cannot compile (a gather reading another op's result) take the plain target."""
+    x = np.random.default_rng(2).normal(size=(64, 256)).astype(np.float32)
+    assert _dispatches(layernorm, (x,), ("ember-canonicalize", "ember-fuse"))[1] == 1
+
+    def gathered_softmax(x, i):
+        logp = jax_like_log_softmax(x)
+        return jnp.take_along_axis(logp, i[:, None], axis=1)
+
+    i = np.arange(64, dtype=np.int32) % 256
+    texts, _ = _dispatches(gathered_softmax, (x, i), ("ember-canonicalize", "ember-fuse"))
+    assert iree_driver.attempts(texts["linalg"], iree_driver.target("cpu")) == (
+        iree_driver.target("cpu"),)
+    assert iree_driver.attempts(_dispatches(layernorm, (x,), ())[0]["linalg"],
+                                iree_driver.target("cpu"))[0] != iree_driver.target("cpu")
+    logp = x - x.max(1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(1, keepdims=True))
+    assert_close(ember.jit(gathered_softmax)(x, i), logp[np.arange(64), i][:, None],
+                 rtol=1e-5, atol=1e-5)
+    wide = x.astype(np.float64)
+    expected = (wide - wide.mean(1, keepdims=True)) / np.sqrt(wide.var(1, keepdims=True) + 1e-5)
+    assert_close(ember.jit(layernorm)(x), expected.astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+def jax_like_log_softmax(x):
+    shifted = x - jnp.max(x, axis=1, keepdims=True)
+    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
