@@ -328,15 +328,18 @@ def chart(ratios: dict[str, float], path: str) -> None:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("(matplotlib missing: no chart; pip install matplotlib)")
         return
     names = list(ratios)[::-1]
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(names) + 1))
     values = [ratios[n] for n in names]
-    ax.barh(names, values, color=["tab:green" if v <= 1 else "tab:red" for v in values])
+    bars = ax.barh(names, values, color=["tab:green" if v <= 1 else "tab:red" for v in values])
+    ax.bar_label(bars, [f"{v:.2f}" for v in values], fontsize=7, padding=2)
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax.set_xlabel("Ember time / JAX time (log scale; left of 1 is faster than JAX)")
     ax.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
