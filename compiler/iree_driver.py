@@ -196,11 +196,23 @@ def cpu_features(tgt: Target) -> tuple[str, frozenset[str]]:
     return found.group(1), frozenset(f for f in found.group(2).split(",") if f.startswith("+"))
 
 
+# What IREE reports of a compile is kept from stderr (where its default handler prints it)
+# unless diagnostics are asked for: a failure is compiled again to capture them.
+_DIAGNOSTIC = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
+                               ctypes.c_void_p)
+_IGNORED = _DIAGNOSTIC(lambda severity, message, size, user_data: None)
+
+
 def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:
     sess = _session(tgt)
     inv = sess.invocation()
     if diagnostics:
         inv.enable_console_diagnostics()
+    else:
+        enable = ctypes_dl._dylib.ireeCompilerInvocationEnableCallbackDiagnostics
+        enable.argtypes = [ctypes.c_void_p, ctypes.c_int, _DIAGNOSTIC, ctypes.c_void_p]
+        enable.restype = None
+        enable(inv._inv_p, 0, _IGNORED, None)
     source = api.Source.wrap_buffer(sess, text.encode())
     return inv if inv.parse_source(source) and inv.execute() else None
 
