@@ -11,6 +11,7 @@ import importlib.metadata
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 from iree.compiler import ir as mlir
 from iree.compiler import version as iree_version
 
@@ -74,6 +75,33 @@ def _ember_ops(root: mlir.Operation) -> set[str]:
         return mlir.WalkResult.ADVANCE
 
     root.walk(visit)
+    return found
+
+
+def multiplies_matrices(module: mlir.Module) -> bool:
+    """Whether some ember.dot_general of the module multiplies two matrices: both operands
+    keep free (neither batch nor contracted) dims of more than one element, so the result is
+    not a matrix-vector product, a dot product, or an outer product (which data tiling
+    only pads and packs)."""
+    found = False
+
+    def free(value: mlir.Value, batch: str, contracting: str, op: mlir.Operation) -> int:
+        shape = mlir.ShapedType(value.type).shape
+        used = {*mlir.DenseI64ArrayAttr(op.attributes[batch]),
+                *mlir.DenseI64ArrayAttr(op.attributes[contracting])}
+        return int(np.prod([d for i, d in enumerate(shape) if i not in used], dtype=np.int64))
+
+    def visit(op: mlir.Operation) -> mlir.WalkResult:
+        nonlocal found
+        if op.name == "ember.dot_general" and (
+                free(op.operands[0], "lhs_batch", "lhs_contracting", op) != 1
+                and free(op.operands[1], "rhs_batch", "rhs_contracting", op) != 1):
+            found = True  # a dynamic dim (negative) counts as more than one
+            return mlir.WalkResult.INTERRUPT
+        return mlir.WalkResult.ADVANCE
+
+    with eir.LOCK, module.context:
+        module.operation.walk(visit)
     return found
 
 

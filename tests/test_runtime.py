@@ -184,3 +184,25 @@ def test_a_forked_child_runs_and_compiles():
     assert res.stdout.splitlines() == ["parent 131072.0", "child cached 131072.0",
                                        "child new 196608.0", "child eager [2.0, 2.0]",
                                        "parent again 131072.0"]
+
+
+def test_matmuls_are_data_tiled_and_matrix_vector_products_are_not():
+    """The placement carries the choice (iree_driver.untiled), made from the ember ops:
+    a product of two matrices anywhere in the module tiles it."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 32), np.float32), rng.standard_normal((32, 16), np.float32)
+    v = rng.standard_normal(32, np.float32)
+    cases = [(lambda a, b, v: a @ v, a @ v, False),
+             (lambda a, b, v: (jnp.outer(a @ v, v), v @ v), (np.outer(a @ v, v), v @ v), False),
+             (lambda a, b, v: jnp.einsum("ij,j->i", a, v) + (a @ b).sum(), None, True)]
+    for f, expected, tiled in cases:
+        lowered = ember.jit(f).lower(a, b, v)
+        assert lowered.placement.tiled is tiled
+        flags = lowered.placement.compile_target().flags
+        assert ("--iree-opt-data-tiling=false" in flags) is not tiled
+        if expected is not None:
+            got = ember.jit(f)(a, b, v)
+            for g, e in zip(got if isinstance(got, tuple) else (got,),
+                            expected if isinstance(expected, tuple) else (expected,),
+                            strict=True):
+                assert_close(g, e, rtol=1e-5, atol=1e-4)

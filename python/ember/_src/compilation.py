@@ -59,22 +59,27 @@ class Placement:
     platform: str  # a runtime platform: "cpu", "cuda", ...
     parallel: bool
     libm: bool = False  # CPU code calling libm: a system library, not an embedded ELF
+    tiled: bool = True  # CPU matmuls in the data-tiled layout (see iree_driver.untiled)
 
     def compile_target(self) -> iree_driver.Target:
         tgt = iree_driver.target(self.target)
+        tgt = tgt if self.tiled else iree_driver.untiled(tgt)
         return iree_driver.linking_libm(tgt) if self.libm else tgt
 
 
-def place(device: str, parallel: bool = False, libm: bool = False) -> Placement:
+def place(device: str, parallel: bool = False, libm: bool = False,
+          matrices: bool = True) -> Placement:
     """The placement for a device name; on the CPU, `parallel` code (big enough to repay
-    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them, and
-    code that calls libm (`libm`: see iree_driver.LIBM_F64) is linked as a system library.
+    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them, code
+    that calls libm (`libm`: see iree_driver.LIBM_F64) is linked as a system library, and
+    matmuls are data-tiled where some contraction multiplies two matrices (`matrices`).
     Raises ValueError naming the choices for an unknown device."""
     kind, colon, arch = device.partition(":")
     parallel, libm = kind == "cpu" and parallel, kind == "cpu" and libm
+    tiled = kind != "cpu" or matrices
     name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
     target = iree_driver.target(name).name
-    return Placement(device, target, platform_of(target), parallel, libm)
+    return Placement(device, target, platform_of(target), parallel, libm, tiled)
 
 
 def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],

@@ -86,7 +86,8 @@ class Traced:
                                             loops.trip_work(self.module.operation))
             except SymbolicDimError:  # sizes known only at run time (ahead-of-time code)
                 parallel = True
-        placement = compilation.place(self.key.device, parallel, pipeline.calls_libm(self.module))
+        placement = compilation.place(self.key.device, parallel, pipeline.calls_libm(self.module),
+                                      pipeline.multiplies_matrices(self.module))
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
                       self.out_tree, self.out_avals, self.donated)
         module = pipeline.clone(self.module)
