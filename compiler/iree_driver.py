@@ -214,16 +214,21 @@ _DIAGNOSTIC = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_siz
 _IGNORED = _DIAGNOSTIC(lambda severity, message, size, user_data: None)
 
 
+@functools.cache
+def _callback_diagnostics():
+    enable = ctypes_dl._dylib.ireeCompilerInvocationEnableCallbackDiagnostics
+    enable.argtypes = [ctypes.c_void_p, ctypes.c_int, _DIAGNOSTIC, ctypes.c_void_p]
+    enable.restype = None
+    return enable
+
+
 def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:
     sess = _session(tgt)
     inv = sess.invocation()
     if diagnostics:
         inv.enable_console_diagnostics()
     else:
-        enable = ctypes_dl._dylib.ireeCompilerInvocationEnableCallbackDiagnostics
-        enable.argtypes = [ctypes.c_void_p, ctypes.c_int, _DIAGNOSTIC, ctypes.c_void_p]
-        enable.restype = None
-        enable(inv._inv_p, 0, _IGNORED, None)
+        _callback_diagnostics()(inv._inv_p, 0, _IGNORED, None)
     source = api.Source.wrap_buffer(sess, text.encode())
     return inv if inv.parse_source(source) and inv.execute() else None
 

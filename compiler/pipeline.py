@@ -85,18 +85,19 @@ def multiplies_matrices(module: mlir.Module) -> bool:
     only pads and packs)."""
     found = False
 
-    def free(value: mlir.Value, batch: str, contracting: str, op: mlir.Operation) -> int:
-        shape = mlir.ShapedType(value.type).shape
+    def free(value: mlir.Value, batch: str, contracting: str, op: mlir.Operation) -> bool:
+        """Whether the operand's free dims hold more than one element (a dynamic one may)."""
         used = {*mlir.DenseI64ArrayAttr(op.attributes[batch]),
                 *mlir.DenseI64ArrayAttr(op.attributes[contracting])}
-        return int(np.prod([d for i, d in enumerate(shape) if i not in used], dtype=np.int64))
+        dims = [d for i, d in enumerate(mlir.ShapedType(value.type).shape) if i not in used]
+        return any(d < 0 for d in dims) or int(np.prod(dims, dtype=np.int64)) > 1
 
     def visit(op: mlir.Operation) -> mlir.WalkResult:
         nonlocal found
         if op.name == "ember.dot_general" and (
-                free(op.operands[0], "lhs_batch", "lhs_contracting", op) != 1
-                and free(op.operands[1], "rhs_batch", "rhs_contracting", op) != 1):
-            found = True  # a dynamic dim (negative) counts as more than one
+                free(op.operands[0], "lhs_batch", "lhs_contracting", op)
+                and free(op.operands[1], "rhs_batch", "rhs_contracting", op)):
+            found = True
             return mlir.WalkResult.INTERRUPT
         return mlir.WalkResult.ADVANCE
 
