@@ -78,51 +78,43 @@ def _ember_ops(root: mlir.Operation) -> set[str]:
     return found
 
 
+def _any_op(module: mlir.Module, test) -> bool:
+    """Whether some operation of `module` passes `test`."""
+    found = False
+
+    def visit(op: mlir.Operation) -> mlir.WalkResult:
+        nonlocal found
+        found = bool(test(op))
+        return mlir.WalkResult.INTERRUPT if found else mlir.WalkResult.ADVANCE
+
+    with eir.LOCK, module.context:
+        module.operation.walk(visit)
+    return found
+
+
 def multiplies_matrices(module: mlir.Module) -> bool:
     """Whether some ember.dot_general of the module multiplies two matrices: both operands
     keep free (neither batch nor contracted) dims of more than one element, so the result is
     not a matrix-vector product, a dot product, or an outer product (which data tiling
     only pads and packs)."""
-    found = False
-
-    def free(value: mlir.Value, batch: str, contracting: str, op: mlir.Operation) -> bool:
+    def free(op: mlir.Operation, side: int, prefix: str) -> bool:
         """Whether the operand's free dims hold more than one element (a dynamic one may)."""
-        used = {*mlir.DenseI64ArrayAttr(op.attributes[batch]),
-                *mlir.DenseI64ArrayAttr(op.attributes[contracting])}
-        dims = [d for i, d in enumerate(mlir.ShapedType(value.type).shape) if i not in used]
+        used = {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_batch"]),
+                *mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_contracting"])}
+        shape = mlir.ShapedType(op.operands[side].type).shape
+        dims = [d for i, d in enumerate(shape) if i not in used]
         return any(d < 0 for d in dims) or int(np.prod(dims, dtype=np.int64)) > 1
 
-    def visit(op: mlir.Operation) -> mlir.WalkResult:
-        nonlocal found
-        if op.name == "ember.dot_general" and (
-                free(op.operands[0], "lhs_batch", "lhs_contracting", op)
-                and free(op.operands[1], "rhs_batch", "rhs_contracting", op)):
-            found = True
-            return mlir.WalkResult.INTERRUPT
-        return mlir.WalkResult.ADVANCE
-
-    with eir.LOCK, module.context:
-        module.operation.walk(visit)
-    return found
+    return _any_op(module, lambda op: op.name == "ember.dot_general"
+                   and free(op, 0, "lhs") and free(op, 1, "rhs"))
 
 
 def calls_libm(module: mlir.Module) -> bool:
     """Whether CPU code for `module` calls libm (float64 functions IREE does not
     approximate, iree_driver.LIBM_F64)."""
-    found = False
-
-    def visit(op: mlir.Operation) -> mlir.WalkResult:
-        nonlocal found
-        if op.name in iree_driver.LIBM_F64 and any(
-                mlir.ShapedType(v.type).element_type.typeid == mlir.F64Type.static_typeid
-                for v in op.operands):
-            found = True
-            return mlir.WalkResult.INTERRUPT
-        return mlir.WalkResult.ADVANCE
-
-    with eir.LOCK, module.context:
-        module.operation.walk(visit)
-    return found
+    return _any_op(module, lambda op: op.name in iree_driver.LIBM_F64 and any(
+        mlir.ShapedType(v.type).element_type.typeid == mlir.F64Type.static_typeid
+        for v in op.operands))
 
 
 def clone(module: mlir.Module) -> mlir.Module:
