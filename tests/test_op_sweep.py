@@ -1,7 +1,10 @@
-"""One sweep: every row of the op table, run alone through IREE, against its NumPy reference."""
+"""One sweep: every row of the op table through IREE, against its NumPy reference. A row's
+drawn cases run as independent ops of one module (one compile for several cases: each case
+is its own dispatch, reading only the module's arguments, so nothing fuses across them)."""
 
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -289,10 +292,42 @@ def case_for(op):
     raise AssertionError(f"no sweep case for {op.name}: add one when adding an op")
 
 
-def run_op(op, args, params):
-    if op is O.CONSTANT:  # a constant only exists in IR: trace a function returning it
-        return ember.jit(lambda: bind(op, **params))()
-    return bind(op, *args, **params)
+CASES_PER_MODULE = 12
+
+
+def run_ops(op, cases):
+    """Every case's op in one traced module: its results, in order."""
+    def run(*flat):
+        outs, rest = [], list(flat)
+        for args, params in cases:
+            outs.append(bind(op, *rest[:len(args)], **params))
+            del rest[:len(args)]
+        return outs
+
+    return ember.jit(run)(*[a for args, _ in cases for a in args])
+
+
+def check_case(op, args, params, actual):
+    expected = np.asarray(op.reference(*args, **params))
+    actual = np.asarray(actual)
+    if expected.dtype.kind == "f":  # compiled code flushes subnormal results to zero
+        tiny = np.finfo(expected.dtype).tiny
+        expected = np.where(np.abs(expected) < tiny, np.copysign(0, expected), expected)
+    if op in (O.DOT_GENERAL, O.REDUCE_SUM) and expected.dtype.kind == "f":
+        # Summation order differs (IREE vectorizes): bound the error by the magnitude of
+        # the terms, not of the result, which cancellation can make tiny.
+        terms = np.abs(op.reference(*(np.abs(a) for a in args), **params))
+        assert np.all(np.abs(actual - expected) <= 1e-5 * terms + 1e-5), (actual, expected)
+        return
+    if op is O.TAN:  # near a pole an input's rounding is amplified by 1 + tan^2
+        bound = 2e-5 * np.abs(expected) + 1e-6 * (1 + np.square(expected, dtype=np.float64))
+        both_nan = np.isnan(actual) & np.isnan(expected)
+        assert np.all(both_nan | (np.abs(actual - expected) <= bound)
+                      | (actual == expected)), (actual, expected)
+        return
+    loose = op in LOOSE
+    atol = 1e-5 if loose else 0
+    assert_close(actual, expected, rtol=2e-5 if loose else 1e-6, atol=atol)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -301,29 +336,11 @@ def test_op_matches_numpy(name):
     if op.variadic_results:
         pytest.skip("control flow and debug printing: checked in test_lax.py, test_debug.py")
 
-    @given(case_for(op))
-    def check(case):
-        args, params = case
-        expected = np.asarray(op.reference(*args, **params))
-        actual = np.asarray(run_op(op, args, params))
-        if expected.dtype.kind == "f":  # compiled code flushes subnormal results to zero
-            tiny = np.finfo(expected.dtype).tiny
-            expected = np.where(np.abs(expected) < tiny, np.copysign(0, expected), expected)
-        if op in (O.DOT_GENERAL, O.REDUCE_SUM) and expected.dtype.kind == "f":
-            # Summation order differs (IREE vectorizes): bound the error by the magnitude of
-            # the terms, not of the result, which cancellation can make tiny.
-            terms = np.abs(op.reference(*(np.abs(a) for a in args), **params))
-            assert np.all(np.abs(actual - expected) <= 1e-5 * terms + 1e-5), (actual, expected)
-            return
-        if op is O.TAN:  # near a pole an input's rounding is amplified by 1 + tan^2
-            bound = 2e-5 * np.abs(expected) + 1e-6 * (1 + np.square(expected, dtype=np.float64))
-            both_nan = np.isnan(actual) & np.isnan(expected)
-            assert np.all(both_nan | (np.abs(actual - expected) <= bound)
-                          | (actual == expected)), (actual, expected)
-            return
-        loose = op in LOOSE
-        atol = 1e-5 if loose else 0
-        assert_close(actual, expected, rtol=2e-5 if loose else 1e-6, atol=atol)
+    @few_examples(2)  # 2 modules of 12 cases: 24 cases a row in CI
+    @given(st.lists(case_for(op), min_size=CASES_PER_MODULE, max_size=CASES_PER_MODULE))
+    def check(cases):
+        for (args, params), actual in zip(cases, run_ops(op, cases), strict=True):
+            check_case(op, args, params, actual)
 
     check()
 
