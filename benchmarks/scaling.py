@@ -96,6 +96,21 @@ def argsort(np_, n):
                                         .astype(np.float32),)
 
 
+def total(np_, n):
+    """A sum to one element: two steps from 2^18 elements (compiler/split_reduction.py)."""
+    return (lambda x: np_.sum(x)), (np.random.default_rng(2).standard_normal(n)
+                                    .astype(np.float32),)
+
+
+def layernorm(np_, rows):
+    """Two row reductions and a tail: one dispatch with IREE's aggressive fusion."""
+    def f(x):
+        mean = np_.mean(x, axis=-1, keepdims=True)
+        var = np_.mean((x - mean) ** 2, axis=-1, keepdims=True)
+        return (x - mean) / np_.sqrt(var + 1e-5)
+    return f, (np.random.default_rng(3).standard_normal((rows, 1024)).astype(np.float32),)
+
+
 def heat3d(np_, n, steps=20):
     """npbench's heat_3d: two 7-point stencil sweeps a step, written with .at[].set."""
     def sweep(a, b):
@@ -130,6 +145,11 @@ ROWS = [
         bound=3.0, number=3),
     Row("heat-3d (npbench), 20 steps", "cell-step", [20, 40, 80], heat3d,
         lambda n: 19.0 * 2 * (n - 2) ** 3, bound=2.0, number=3),
+    # From 4 MiB (in the L3 cache) to 64 MiB (in DRAM), memory-bound rows slow per element.
+    Row("sum f32 to one element", "element", [1 << 20, 1 << 22, 1 << 24], total, float,
+        bound=2.5),
+    Row("layernorm (rows, 1024) f32", "element", [1024, 4096, 16384], layernorm,
+        lambda r: r * 1024.0, bound=2.5),
 ]
 
 

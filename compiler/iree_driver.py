@@ -65,7 +65,7 @@ _NOT_FOR_AGGRESSIVE_FUSION = re.compile(r"\bscf\.|tensor\.extract ")
 
 def attempts(text: str, tgt: Target) -> tuple[Target, ...]:
     """The targets to compile `text` for, in turn, until one succeeds."""
-    if "llvm-cpu" not in " ".join(tgt.flags) or _NOT_FOR_AGGRESSIVE_FUSION.search(text):
+    if tgt.name.partition(":")[0] not in TARGETS or _NOT_FOR_AGGRESSIVE_FUSION.search(text):
         return (tgt,)
     return (_fusing(tgt), tgt)
 
@@ -222,29 +222,39 @@ def _callback_diagnostics():
     return enable
 
 
+def _silence(inv: api.Invocation) -> None:
+    """IREE's diagnostics of this invocation go nowhere (not to stderr)."""
+    _callback_diagnostics()(inv._inv_p, 0, _IGNORED, None)
+
+
 def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None:
     sess = _session(tgt)
     inv = sess.invocation()
     if diagnostics:
         inv.enable_console_diagnostics()
     else:
-        _callback_diagnostics()(inv._inv_p, 0, _IGNORED, None)
+        _silence(inv)
     source = api.Source.wrap_buffer(sess, text.encode())
     return inv if inv.parse_source(source) and inv.execute() else None
 
 
 def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     """Compile MLIR text to VM bytecode; on failure raise CompileError with diagnostics."""
-    *first, last = attempts(text, tgt)
-    for attempt in first:  # failures here are silent: the next attempt may succeed
-        vmfb = _compiled(text, attempt, name)
-        if vmfb is not None:
-            return vmfb
-    vmfb = _compiled(text, last, name)
+    vmfb, last = _first_success(text, tgt, lambda attempt: _compiled(text, attempt, name))
     if vmfb is None:
         raise CompileError(f"IREE failed to compile {name} for target {last.name}",
                            _diagnostics(text, last), _save(text, name))
     return vmfb
+
+
+def _first_success(text: str, tgt: Target, compile_one):
+    """(what `compile_one` gives for the first of `attempts` it succeeds on, else None; the
+    last target tried). Failures are silent: the next attempt may succeed."""
+    for attempt in attempts(text, tgt):
+        out = compile_one(attempt)
+        if out is not None:
+            return out, attempt
+    return None, attempt
 
 
 def _compiled(text: str, tgt: Target, name: str) -> bytes | None:
@@ -277,29 +287,30 @@ def _compile_in_a_process(text: str, tgt: Target, name: str, *options: str) -> b
 def compile_to_phase(text: str, tgt: Target, phase: str) -> str:
     """The module as IREE has it after `phase` ("flow", "stream", ...): where to count
     dispatches, copies and clones."""
-    *first, last = attempts(text, tgt)
-    for attempt in first:
-        try:
-            return _to_phase(text, attempt, phase)
-        except CompileError:
-            pass
-    return _to_phase(text, last, phase)
+    ir, last = _first_success(text, tgt, lambda attempt: _to_phase(text, attempt, phase))
+    if ir is None:
+        raise CompileError(f"IREE failed to compile to its {phase} phase",
+                           _diagnostics(text, last), "")
+    return ir
 
 
-def _to_phase(text: str, tgt: Target, phase: str) -> str:
+def _to_phase(text: str, tgt: Target, phase: str) -> str | None:
     if _forked:
-        return _compile_in_a_process(text, tgt, f"its {phase} phase",
-                                     f"--compile-to={phase}").decode()
+        try:
+            return _compile_in_a_process(text, tgt, f"its {phase} phase",
+                                         f"--compile-to={phase}").decode()
+        except CompileError:
+            return None
     sess = api.Session()
     sess.set_flags(*tgt.flags)
     inv = sess.invocation()
+    _silence(inv)
     # `--compile-to=PHASE` of iree-compile; the C API has it, the Python wrapper does not.
     set_phase = ctypes_dl._dylib.ireeCompilerInvocationSetCompileToPhase
     set_phase.argtypes, set_phase.restype = [ctypes.c_void_p, ctypes.c_char_p], None
     set_phase(inv._inv_p, phase.encode())
     if not (inv.parse_source(api.Source.wrap_buffer(sess, text.encode())) and inv.execute()):
-        raise CompileError(f"IREE failed to compile to its {phase} phase",
-                           _diagnostics(text, tgt), "")
+        return None
     out = api.Output.open_membuffer()
     inv.output_ir(out)
     return bytes(out.map_memory()).decode()
