@@ -17,7 +17,7 @@ from iree.compiler import rewrite
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import OpDef, Trait
-from ember.dialect.types import symbolic
+from ember.dialect.types import kind, symbolic
 
 from .walk import body, functions, has_uses, producer
 
@@ -91,6 +91,8 @@ def fold_constants(op, rewriter) -> bool:
         return False
     result = eir.aval_of(op.results[0])
     if symbolic(result.shape):  # a constant has a size (a splat broadcast stays one)
+        return False
+    if kind(result.dtype) == "c":  # complex literals stay ember.complex of two constants
         return False
     if result.size > FOLD_LIMIT:
         return _fold_splats(op, rewriter, row, params, result)

@@ -19,6 +19,7 @@ from ember.dialect.types import (
     ShapedArray,
     SymbolicDimError,
     kind,
+    real_dtype,
     signless_element_type,
     symbolic,
 )
@@ -100,8 +101,15 @@ class Emitter:
     def filled(self, aval: ShapedArray, value) -> str:
         init = self.empty(aval)
         scalar, name = self.fresh("c"), self.fresh("f")
-        text = str(int(bool(value))) if aval.dtype == np.bool_ else eir.literal(value, aval.dtype)
-        self.emit(f"{scalar} = arith.constant {text} : {etype(aval)}")
+        if kind(aval.dtype) == "c":
+            part = real_dtype(aval.dtype)
+            re, im = (f"{eir.literal(v, part)} : {signless_element_type(part)}"
+                      for v in (np.real(value), np.imag(value)))
+            self.emit(f"{scalar} = complex.constant [{re}, {im}] : {etype(aval)}")
+        else:
+            text = (str(int(bool(value))) if aval.dtype == np.bool_
+                    else eir.literal(value, aval.dtype))
+            self.emit(f"{scalar} = arith.constant {text} : {etype(aval)}")
         self.emit(f"{name} = linalg.fill ins({scalar} : {etype(aval)}) outs({init} : "
                   f"{ttype(aval)}) -> {ttype(aval)}")
         return name

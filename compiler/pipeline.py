@@ -111,10 +111,13 @@ def multiplies_matrices(module: mlir.Module) -> bool:
 
 def calls_libm(module: mlir.Module) -> bool:
     """Whether CPU code for `module` calls libm (float64 functions IREE does not
-    approximate, iree_driver.LIBM_F64)."""
-    return _any_op(module, lambda op: op.name in iree_driver.LIBM_F64 and any(
-        mlir.ShapedType(v.type).element_type.typeid == mlir.F64Type.static_typeid
-        for v in op.operands))
+    approximate, iree_driver.LIBM_F64, and complex128 ones made of them, LIBM_C128)."""
+    def calls(op: mlir.Operation) -> bool:
+        elements = [str(mlir.ShapedType(v.type).element_type) for v in op.operands]
+        return (op.name in iree_driver.LIBM_F64 and "f64" in elements
+                or op.name in iree_driver.LIBM_C128 and "complex<f64>" in elements)
+
+    return _any_op(module, calls)
 
 
 def clone(module: mlir.Module) -> mlir.Module:

@@ -103,8 +103,31 @@ VJP: dict[OpDef, Rule] = {
                                                           _mul(b, xs[0], xs[0])))],
     ops.ERF: _unary(lambda b, x, y: _mul(b, _c(b, 2.0 / np.sqrt(np.pi), y),
                                          _e(b, ops.EXP, _neg(b, _mul(b, x, x))))),
-    ops.ABS: _unary(lambda b, x, y: _e(b, ops.SIGN, x)),
 }
+
+
+# Complex numbers follow JAX's convention: a cotangent of z = a + ib is df/da - i df/db, so
+# holomorphic rules are the real ones (ct * f'(z)), and the real-valued parts transpose to
+# complex(ct, 0) (real), complex(0, -ct) (imag).
+def _abs(b, ct, xs, y, p):
+    """sign(x) for reals; for a complex x, ct conj(x) / |x| (0 at 0)."""
+    x = xs[0]
+    if kind(b.aval(x).dtype) != "c":
+        return [_mul(b, ct, _e(b, ops.SIGN, x))]
+    return [_mul(b, _complex(b, ct, _c(b, 0.0, ct)), _e(b, ops.CONJ, _e(b, ops.SIGN, x)))]
+
+
+def _complex(b, re, im):
+    return _e(b, ops.COMPLEX, re, im)
+
+
+VJP.update({
+    ops.ABS: _abs,
+    ops.REAL: lambda b, ct, xs, y, p: [_complex(b, ct, _c(b, 0.0, ct))],
+    ops.IMAG: lambda b, ct, xs, y, p: [_complex(b, _c(b, 0.0, ct), _neg(b, ct))],
+    ops.CONJ: lambda b, ct, xs, y, p: [_e(b, ops.CONJ, ct)],
+    ops.COMPLEX: lambda b, ct, xs, y, p: [_e(b, ops.REAL, ct), _neg(b, _e(b, ops.IMAG, ct))],
+})
 
 
 def _pow(b, ct, xs, y, p):
@@ -154,7 +177,7 @@ def _copysign(b, ct, xs, y, p):
 
 def _convert(b, ct, xs, y, p):
     source = b.aval(xs[0]).dtype
-    if kind(source) != "f":
+    if kind(source) not in "fc":
         return [None]
     return [ct if source == b.aval(ct).dtype else _e(b, ops.CONVERT, ct, dtype=source)]
 

@@ -129,6 +129,31 @@ irdl.dialect @ember {
     irdl.operands(operand: %t0)
     irdl.results(result: %t1)
   }
+  irdl.operation @real {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @imag {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @conj {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(operand: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @complex {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %t0, rhs: %t1)
+    irdl.results(result: %t2)
+  }
   irdl.operation @floor {
     %t0 = irdl.base "!builtin.tensor"
     %t1 = irdl.base "!builtin.tensor"

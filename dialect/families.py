@@ -65,9 +65,17 @@ def elementwise(name: str, arity: int, templates: Mapping[str, str] | ScalarBody
                  infer, reference, frozenset(traits), scalar=scalar, doc=doc)
 
 
-def unary_float(name: str, fn: str, ref: Callable, doc: str = "") -> OpDef:
-    return elementwise(name, 1, {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}, ref, kinds="f",
-                       doc=doc)
+def unary_float(name: str, fn: str, ref: Callable, doc: str = "", complex_fn: str = "") -> OpDef:
+    """A float op that is math.`fn`; on complex numbers complex.`complex_fn` if given."""
+    templates = {"f": f"{{r}} = math.{fn} {{0}} : {{t}}"}
+    if complex_fn:
+        templates["c"] = f"{{r}} = complex.{complex_fn} {{0}} : {{t}}"
+    return elementwise(name, 1, templates, ref, kinds="fc" if complex_fn else "f", doc=doc)
+
+
+def or_complex(body: ScalarBody, fn: str) -> ScalarBody:
+    """`body` for real kinds; complex.`fn` for complex numbers."""
+    return lambda k, attrs: f"{{r}} = complex.{fn} {{0}} : {{t}}" if k == "c" else body(k, attrs)
 
 
 def check_axes(op: str, axes: tuple[int, ...], ndim: int) -> None:
@@ -76,12 +84,16 @@ def check_axes(op: str, axes: tuple[int, ...], ndim: int) -> None:
 
 
 def reduction(name: str, ref: Callable, combiner: Mapping[str, str], init: Callable,
-            doc: str) -> OpDef:
+              doc: str) -> OpDef:
+    """A reduction over `axes` with a combiner body per dtype kind (complex numbers where the
+    combiner has a body for them)."""
     full = f"ember.{name}"
+    kinds = "buifc" if "c" in combiner else "buif"
 
     def infer(x: ShapedArray, *, axes) -> ShapedArray:
         axes = tuple(axes)
         check_axes(full, axes, x.ndim)
+        _kinds_allowed(full, kinds, (x,))
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
         return ShapedArray(shape, x.dtype, x.weak_type)
 
@@ -118,11 +130,11 @@ def silent_ref(fn: Callable) -> Callable:
 
 
 SUM_BODY = {"f": "{r} = arith.addf {0}, {1} : {t}", "i": "{r} = arith.addi {0}, {1} : {t}",
-        "b": "{r} = arith.ori {0}, {1} : {t}"}
+            "b": "{r} = arith.ori {0}, {1} : {t}", "c": "{r} = complex.add {0}, {1} : {t}"}
 
 
 PRODUCT_BODY = {"f": "{r} = arith.mulf {0}, {1} : {t}", "i": "{r} = arith.muli {0}, {1} : {t}",
-            "b": "{r} = arith.andi {0}, {1} : {t}"}
+                "b": "{r} = arith.andi {0}, {1} : {t}", "c": "{r} = complex.mul {0}, {1} : {t}"}
 
 
 MAX_BODY = {"f": "{r} = arith.maximumf {0}, {1} : {t}", "i": "{r} = arith.maxsi {0}, {1} : {t}",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import threading
 import types
@@ -19,7 +20,7 @@ from iree.compiler import api
 from iree.compiler import ir as mlir
 
 from .ops import OPS, Attr, OpDef, VerifyError
-from .types import ShapedArray, parse_tensor_type
+from .types import ShapedArray, parse_tensor_type, real_dtype
 
 DIALECT = "ember"
 # MLIR contexts are not thread-safe: every builder, pass and compile holds this lock.
@@ -101,6 +102,9 @@ def _nested(value: np.ndarray) -> str:
 
 
 def literal(v: Any, dtype: np.dtype) -> str:
+    if dtype.kind == "c":  # (re,im), as dense elements spell a complex number
+        part = real_dtype(dtype)
+        return f"({literal(np.real(v), part)},{literal(np.imag(v), part)})"
     if dtype == np.bool_:
         return "true" if v else "false"
     if dtype.kind in "iu":
@@ -130,7 +134,10 @@ def _parse_elements(text: str, aval: ShapedArray) -> np.ndarray:
     body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
     if body.startswith('"0x'):
         return np.frombuffer(bytes.fromhex(body[3:-1]), aval.dtype).reshape(aval.shape).copy()
-    flat = [float(t) for t in body.replace("[", "").replace("]", "").split(",")]
+    flat = [float(t) for t in re.findall(r"[-+.\w]+", body)]
+    if aval.dtype.kind == "c":
+        pairs = np.array(flat, np.float64).reshape(-1, 2)
+        return (pairs[:, 0] + 1j * pairs[:, 1]).astype(aval.dtype).reshape(aval.shape)
     return np.array(flat, np.float32).astype(aval.dtype).reshape(aval.shape)
 
 
@@ -145,6 +152,14 @@ def _scalar_of(attr: mlir.Attribute, dtype: np.dtype):
     text = str(attr).split(":")[0].strip()
     if dtype == np.bool_:
         return text == "true"
+    if dtype.kind == "c":
+        real, imag = text.strip("()").split(",")
+        part = real_dtype(dtype)
+        return dtype.type(complex(_scalar_of_text(real, part), _scalar_of_text(imag, part)))
+    return _scalar_of_text(text, dtype)
+
+
+def _scalar_of_text(text: str, dtype: np.dtype):
     if text.startswith("0x"):
         return np.frombuffer(bytes.fromhex(text[2:])[::-1], dtype)[0]
     return dtype.type(float(text)) if dtype.kind == "f" or dtype.kind == "V" else int(text)

@@ -254,7 +254,7 @@ _REM_U = _GUARDS_U + """{x7} = arith.remui {0}, {x6} : {t}
 def _int_div_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Truncating division (lax.div) with XLA's zero-divisor rules."""
     with np.errstate(all="ignore"):
-        if kind(a.dtype) == "f":
+        if kind(a.dtype) in "fc":
             return np.true_divide(a, b).astype(a.dtype)
         safe = np.where(b == 0, 1, b)
         if kind(a.dtype) == "i":
@@ -280,6 +280,8 @@ def _rem_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _div_body(k: str, attrs: Mapping) -> str:
     if k == "f":
         return "{r} = arith.divf {0}, {1} : {t}"
+    if k == "c":
+        return "{r} = complex.div {0}, {1} : {t}"
     return _DIV_U if k == "u" else _DIV_I
 
 
@@ -289,7 +291,7 @@ def _rem_body(k: str, attrs: Mapping) -> str:
     return _REM_U if k == "u" else _REM_I
 
 
-DIV = elementwise("div", 2, _div_body, _int_div_ref, kinds="uif",
+DIV = elementwise("div", 2, _div_body, _int_div_ref, kinds="uifc",
                   doc="Division; integers truncate, x / 0 is -1 and INT_MIN / -1 is INT_MIN.")
 REM = elementwise("rem", 2, _rem_body, _rem_ref, kinds="uif",
                   doc="Remainder with the dividend's sign (C's fmod); x % 0 is x for integers.")

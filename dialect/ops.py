@@ -24,6 +24,7 @@ from .families import (
     keeping_signed_zero,
     libm_in_float64,
     lowest,
+    or_complex,
     reduction,
     same_dtypes,
     silent_ref,
@@ -178,7 +179,15 @@ from .structured_ops import (
 from .structured_ops import (
     YIELD as YIELD,
 )
-from .types import ShapedArray, SymbolicDimError, kind, same_but_unit_dims, symbolic
+from .types import (
+    ShapedArray,
+    SymbolicDimError,
+    complex_dtype,
+    kind,
+    real_dtype,
+    same_but_unit_dims,
+    symbolic,
+)
 
 __all__ = ["OPS", "Attr", "OpDef", "Trait", "VerifyError"]
 
@@ -208,16 +217,20 @@ _CMP_REF = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_equ
 
 def _compare_body(k: str, attrs: Mapping) -> str:
     d = attrs["direction"]
+    if k == "c":
+        return f"{{r}} = complex.{'eq' if d == 'EQ' else 'neq'} {{0}}, {{1}} : {{t}}"
     if k == "f":
         return f"{{r}} = arith.cmpf {_CMP_F[d]}, {{0}}, {{1}} : {{t}}"
     return f"{{r}} = arith.cmpi {(_CMP_S if k == 'i' else _CMP_U)[d]}, {{0}}, {{1}} : {{t}}"
 
 
 def _compare() -> OpDef:
-    base = elementwise("compare", 2, _compare_body, None, result_dtype=np.bool_)
+    base = elementwise("compare", 2, _compare_body, None, kinds="buifc", result_dtype=np.bool_)
 
     def infer(lhs: ShapedArray, rhs: ShapedArray, *, direction: str) -> ShapedArray:
         _require(direction in _CMP_F, base.name, f"direction in {sorted(_CMP_F)}", direction)
+        _require(kind(lhs.dtype) != "c" or direction in ("EQ", "NE"), base.name,
+                 "EQ or NE for complex operands (they have no order)", direction)
         return base.infer(lhs, rhs)
 
     def reference(a, b, *, direction):
@@ -287,6 +300,8 @@ _POW_I = """{x0} = arith.constant 1 : {t}
 
 
 def _pow_body(k: str, attrs: Mapping) -> str:
+    if k == "c":
+        return "{r} = complex.pow {0}, {1} : {t}"
     return _POW_F if k == "f" else _POW_I
 
 
@@ -294,9 +309,52 @@ def _sign_ref(x):
     return np.sign(x)
 
 
+def _part(bits: int) -> str:
+    """The element type of the parts of a complex type of `bits` bits."""
+    return f"f{bits // 2}"
+
+
+def _convert_complex(k: str, attrs: Mapping) -> str:
+    """Conversions from or to complex numbers: a real number is the real part (converted
+    as a float of the parts' width), a complex number converted to a real type keeps its real
+    part (as NumPy and JAX do, with a warning), to bool whether it is not zero."""
+    to, src_bits, dst_bits = attrs["to"], attrs["src_bits"], attrs["dst_bits"]
+    if k == "c" and to == "c":
+        if src_bits == dst_bits:
+            return "{r} = {0}"
+        src, dst = _part(src_bits), _part(dst_bits)
+        op = "extf" if dst_bits > src_bits else "truncf"
+        return (f"{{x0}} = complex.re {{0}} : {{t}}\n{{x1}} = complex.im {{0}} : {{t}}\n"
+                f"{{x2}} = arith.{op} {{x0}} : {src} to {dst}\n"
+                f"{{x3}} = arith.{op} {{x1}} : {src} to {dst}\n"
+                "{r} = complex.create {x2}, {x3} : {rt}")
+    # The real conversions below use no {xN} names of their own.
+    if k == "c":
+        src = _part(src_bits)
+        if to == "b":
+            return (f"{{x0}} = arith.constant 0.0 : {src}\n"
+                    f"{{x1}} = complex.create {{x0}}, {{x0}} : {{t}}\n"
+                    "{r} = complex.neq {0}, {x1} : {t}")
+        real = _convert_body("f", dict(attrs, src_bits=src_bits // 2,
+                                       same=src_bits // 2 == dst_bits))
+        if real == "{r} = {0}":
+            return "{r} = complex.re {0} : {t}"
+        return "{x0} = complex.re {0} : {t}\n" + real.replace(
+            "{0}", "{x0}").replace("{t}", src)
+    part = _part(dst_bits)
+    real = _convert_body(k, dict(attrs, to="f", dst_bits=dst_bits // 2,
+                                 same=src_bits == dst_bits // 2, to_bf16=False))
+    value = "{0}" if real == "{r} = {0}" else "{x0}"
+    head = "" if value == "{0}" else real.replace("{rt}", part).replace("{r}", "{x0}") + "\n"
+    return (head + f"{{x1}} = arith.constant 0.0 : {part}\n"
+            f"{{r}} = complex.create {value}, {{x1}} : {{rt}}")
+
+
 def _convert_body(k: str, attrs: Mapping) -> str:
     """Chosen from the source kind and the result kind (`attrs['to']`), NumPy's casting."""
     to, src_bits, dst_bits = attrs["to"], attrs["src_bits"], attrs["dst_bits"]
+    if "c" in (k, to):
+        return _convert_complex(k, attrs)
     if to == "b" and k == "f":
         return "{x0} = arith.constant 0.0 : {t}\n{r} = arith.cmpf une, {0}, {x0} : {t}"
     if to == "b":
@@ -332,13 +390,46 @@ def _convert_body(k: str, attrs: Mapping) -> str:
     return f"{{r}} = arith.{'extsi' if k == 'i' else 'extui'} {{0}} : {{t}} to {{rt}}"
 
 
+def _to_real(name: str, templates: Mapping[str, str], ref, *, kinds: str, doc: str) -> OpDef:
+    """An elementwise op whose result is real for complex operands (abs, real, imag)."""
+    base = elementwise(name, 1, templates, ref, kinds=kinds, doc=doc)
+
+    def infer(x: ShapedArray) -> ShapedArray:
+        out = base.infer(x)
+        return ShapedArray(out.shape, real_dtype(out.dtype), out.weak_type)
+
+    return OpDef(base.name, base.operands, infer, base.reference, base.traits,
+                 scalar=base.scalar, doc=doc)
+
+
+def _complex() -> OpDef:
+    base = elementwise("complex", 2, {"f": "{r} = complex.create {0}, {1} : {rt}"}, None,
+                       kinds="f")
+
+    def infer(re: ShapedArray, im: ShapedArray) -> ShapedArray:
+        _require(re.dtype in (np.float32, np.float64), base.name, "float32 or float64 parts",
+                 (re.dtype, im.dtype))
+        out = base.infer(re, im)
+        return ShapedArray(out.shape, complex_dtype(out.dtype), out.weak_type)
+
+    def reference(re, im):
+        out = np.empty(np.shape(re), complex_dtype(re.dtype))
+        out.real, out.imag = re, im  # no re + 1j * im: 1j * inf has a nan real part
+        return out
+
+    return OpDef(base.name, base.operands, infer, reference, base.traits, scalar=base.scalar,
+                 doc="The complex number re + i im (lax.complex).")
+
+
 def _convert() -> OpDef:
     def infer(x: ShapedArray, *, dtype, weak_type: bool = False) -> ShapedArray:
         # weak_type is a tracer-level fact (a converted Python scalar stays weak), not IR.
         return ShapedArray(x.shape, np.dtype(dtype), weak_type)
 
     def reference(x, *, dtype, weak_type=False):
-        return np.asarray(x).astype(dtype)
+        x = np.asarray(x)
+        return (x.real if x.dtype.kind == "c" and np.dtype(dtype).kind != "c"
+                and dtype != np.bool_ else x).astype(dtype)
 
     return OpDef("ember.convert", ("operand",), infer, reference,
                  frozenset({Trait.PURE, Trait.ELEMENTWISE}), type_params=("dtype",),
@@ -541,12 +632,14 @@ def _pow_ref(a, b):
 
 
 
-ADD = elementwise("add", 2, SUM_BODY, silent_ref(np.add), commutative=True)
+ADD = elementwise("add", 2, SUM_BODY, silent_ref(np.add), kinds="buifc", commutative=True)
 SUB = elementwise("sub", 2, {"f": "{r} = arith.subf {0}, {1} : {t}",
-                             "i": "{r} = arith.subi {0}, {1} : {t}"},
-                  silent_ref(np.subtract), kinds="uif")
-MUL = elementwise("mul", 2, PRODUCT_BODY, silent_ref(np.multiply), commutative=True)
-POW = elementwise("pow", 2, _pow_body, silent_ref(_pow_ref), kinds="uif")
+                             "i": "{r} = arith.subi {0}, {1} : {t}",
+                             "c": "{r} = complex.sub {0}, {1} : {t}"},
+                  silent_ref(np.subtract), kinds="uifc")
+MUL = elementwise("mul", 2, PRODUCT_BODY, silent_ref(np.multiply), kinds="buifc",
+                  commutative=True)
+POW = elementwise("pow", 2, _pow_body, silent_ref(_pow_ref), kinds="uifc")
 MAX = elementwise("max", 2, MAX_BODY, silent_ref(np.maximum), commutative=True)
 MIN = elementwise("min", 2, MIN_BODY, silent_ref(np.minimum), commutative=True)
 AND = elementwise("and", 2, {"i": "{r} = arith.andi {0}, {1} : {t}"}, np.bitwise_and,
@@ -559,10 +652,19 @@ NOT = elementwise("not", 1, {"b": "{x0} = arith.constant true\n{r} = arith.xori 
                   np.invert, kinds="bui")
 NEG = elementwise("neg", 1, {"f": "{r} = arith.negf {0} : {t}",
                              "i": "{x0} = arith.constant 0 : {t}\n"
-                                  "{r} = arith.subi {x0}, {0} : {t}"},
-                  silent_ref(np.negative), kinds="uif")
-ABS = elementwise("abs", 1, {"f": "{r} = math.absf {0} : {t}", "i": "{r} = math.absi {0} : {t}",
-                             "u": "{r} = {0}"}, np.abs, kinds="uif")
+                                  "{r} = arith.subi {x0}, {0} : {t}",
+                             "c": "{r} = complex.neg {0} : {t}"},
+                  silent_ref(np.negative), kinds="uifc")
+ABS = _to_real("abs", {"f": "{r} = math.absf {0} : {t}", "i": "{r} = math.absi {0} : {t}",
+                       "u": "{r} = {0}", "c": "{r} = complex.abs {0} : {t}"}, np.abs,
+               kinds="uifc", doc="|x|; the modulus of a complex number, a real number.")
+REAL = _to_real("real", {"c": "{r} = complex.re {0} : {t}"}, np.real, kinds="c",
+                doc="The real part of a complex number.")
+IMAG = _to_real("imag", {"c": "{r} = complex.im {0} : {t}"}, np.imag, kinds="c",
+                doc="The imaginary part of a complex number.")
+CONJ = elementwise("conj", 1, {"c": "{r} = complex.conj {0} : {t}"}, np.conj, kinds="c",
+                   doc="The complex conjugate.")
+COMPLEX = _complex()
 SIGN = elementwise("sign", 1, {
     "f": "{x0} = arith.constant 0.0 : {t}\n{x1} = arith.constant 1.0 : {t}\n"
          "{x2} = math.copysign {x1}, {0} : {t}\n{x3} = arith.cmpf oeq, {0}, {x0} : {t}\n"
@@ -573,27 +675,32 @@ SIGN = elementwise("sign", 1, {
          "{x4} = arith.cmpi slt, {0}, {x0} : {t}\n{x5} = arith.select {x4}, {x2}, {x0} : {t}\n"
          "{r} = arith.select {x3}, {x1}, {x5} : {t}",
     "u": "{x0} = arith.constant 0 : {t}\n{x1} = arith.constant 1 : {t}\n"
-         "{x3} = arith.cmpi ugt, {0}, {x0} : {t}\n{r} = arith.select {x3}, {x1}, {x0} : {t}"},
-    _sign_ref, kinds="uif")
-EXP = unary_float("exp", "exp", silent_ref(np.exp))
-LOG = unary_float("log", "log", silent_ref(np.log))
-SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt))
-RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)))
-TANH = unary_float("tanh", "tanh", silent_ref(np.tanh))
-SIN = elementwise("sin", 1, libm_in_float64(
-    keeping_signed_zero(TRIG_BODY.replace("FN", "sin")), "sin"), silent_ref(np.sin), kinds="f")
-COS = elementwise("cos", 1, libm_in_float64(TRIG_BODY.replace("FN", "cos"), "cos"),
-                  silent_ref(np.cos), kinds="f")
+         "{x3} = arith.cmpi ugt, {0}, {x0} : {t}\n{r} = arith.select {x3}, {x1}, {x0} : {t}",
+    "c": "{r} = complex.sign {0} : {t}"},
+    _sign_ref, kinds="uifc")
+EXP = unary_float("exp", "exp", silent_ref(np.exp), complex_fn="exp")
+LOG = unary_float("log", "log", silent_ref(np.log), complex_fn="log")
+SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt), complex_fn="sqrt")
+RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
+                    complex_fn="rsqrt")
+TANH = unary_float("tanh", "tanh", silent_ref(np.tanh), complex_fn="tanh")
+SIN = elementwise("sin", 1, or_complex(libm_in_float64(
+    keeping_signed_zero(TRIG_BODY.replace("FN", "sin")), "sin"), "sin"), silent_ref(np.sin),
+    kinds="fc")
+COS = elementwise("cos", 1, or_complex(libm_in_float64(TRIG_BODY.replace("FN", "cos"), "cos"),
+                                       "cos"), silent_ref(np.cos), kinds="fc")
 FLOOR = unary_float("floor", "floor", np.floor)
 CEIL = unary_float("ceil", "ceil", np.ceil)
 SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}",
-                                   "i": "{r} = arith.select {0}, {1}, {2} : {t}"},
-                     np.where, doc="select(pred, on_true, on_false); pred is bool.")
+                                   "i": "{r} = arith.select {0}, {1}, {2} : {t}",
+                                   "c": "{r} = arith.select {0}, {1}, {2} : {t}"},
+                     np.where, kinds="buifc", doc="select(pred, on_true, on_false); pred is bool.")
 COMPARE = _compare()
 CONVERT = _convert()
 BITCAST_CONVERT = _bitcast_convert()
-STOP_GRADIENT = elementwise("stop_gradient", 1, {"f": "{r} = {0}", "i": "{r} = {0}"},
-                            lambda x: np.array(x, copy=True),
+STOP_GRADIENT = elementwise("stop_gradient", 1, {"f": "{r} = {0}", "i": "{r} = {0}",
+                                                 "c": "{r} = {0}"},
+                            lambda x: np.array(x, copy=True), kinds="buifc",
                             doc="The operand; no derivative flows through it.")
 CONSTANT = _constant()
 IOTA = _iota()
@@ -684,7 +791,8 @@ OPS: dict[str, OpDef] = {
     op.name: op for op in (
         ADD, SUB, MUL, DIV, POW, MAX,
         MIN, AND, OR, NOT, NEG, ABS, SIGN, EXP, LOG, SQRT, RSQRT,
-        TANH, SIN, COS, FLOOR, CEIL, SELECT, COMPARE, CONVERT, BITCAST_CONVERT, STOP_GRADIENT,
+        TANH, SIN, COS, REAL, IMAG, CONJ, COMPLEX, FLOOR, CEIL, SELECT, COMPARE, CONVERT,
+        BITCAST_CONVERT, STOP_GRADIENT,
         CONSTANT, IOTA, DIMENSION_SIZE, BROADCAST_IN_DIM, RESHAPE, TRANSPOSE, REDUCE_SUM,
         REDUCE_MAX, REDUCE_MIN,
         DOT_GENERAL,

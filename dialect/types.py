@@ -29,6 +29,8 @@ _MLIR_ELEMENT = {
     bfloat16: "bf16",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "complex<f32>",
+    np.dtype(np.complex128): "complex<f64>",
 }
 _FROM_MLIR = {v: k for k, v in _MLIR_ELEMENT.items()}
 SUPPORTED_DTYPES = tuple(_MLIR_ELEMENT)
@@ -53,7 +55,8 @@ def dtype_from_element_type(name: str) -> np.dtype:
 
 
 def kind(dtype: np.dtype) -> str:
-    """'b' bool, 'i' signed int, 'u' unsigned int, 'f' float (bfloat16 included)."""
+    """'b' bool, 'i' signed int, 'u' unsigned int, 'f' float (bfloat16 included), 'c'
+    complex."""
     if dtype == bfloat16:
         return "f"
     return dtype.kind
@@ -66,6 +69,18 @@ def short_name(dtype: np.dtype) -> str:
     if dtype == bfloat16:
         return "bf16"
     return f"{dtype.kind}{dtype.itemsize * 8}"
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a complex dtype's parts (complex64 -> float32); others are their own."""
+    return np.dtype(np.float32 if dtype == np.complex64 else np.float64) \
+        if kind(dtype) == "c" else dtype
+
+
+def complex_dtype(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are `dtype` (float64 -> complex128; narrower floats
+    -> complex64)."""
+    return np.dtype(np.complex128 if dtype in (np.float64, np.complex128) else np.complex64)
 
 
 class SymbolicDimError(TypeError):
@@ -207,7 +222,11 @@ def parse_tensor_type(text: str) -> ShapedArray:
         inner = parse_tensor_type(text.removeprefix("!ember.ref<").removesuffix(">"))
         return RefAval(inner.shape, inner.dtype)
     body, _, encoding = text.removeprefix("tensor<").removesuffix(">").partition(", ")
-    *dims, elem = body.split("x")
+    if "complex<" in body:  # complex<f32>: its "x" separates no dims
+        body, _, part = body.partition("complex<")
+        dims, elem = body.split("x")[:-1], f"complex<{part.rstrip('>')}>"
+    else:
+        *dims, elem = body.split("x")
     symbols = iter(encoding.strip('"').split(","))
     return ShapedArray(tuple(Dim(next(symbols)) if d == "?" else int(d) for d in dims),
                        dtype_from_element_type(elem))

@@ -26,6 +26,8 @@ _ELEMENT = {
     bfloat16: rt.HalElementType.BFLOAT_16,
     np.dtype(np.float32): rt.HalElementType.FLOAT_32,
     np.dtype(np.float64): rt.HalElementType.FLOAT_64,
+    np.dtype(np.complex64): rt.HalElementType.COMPLEX_64,
+    np.dtype(np.complex128): rt.HalElementType.COMPLEX_128,
 }
 _MEMORY = rt.MemoryType.DEVICE_LOCAL
 _USAGE = rt.BufferUsage.DEFAULT
@@ -181,6 +183,9 @@ class Array:
 
     def __float__(self) -> float:
         return float(self._to_numpy())
+
+    def __complex__(self) -> complex:
+        return complex(self._to_numpy())
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu" or self.ndim:

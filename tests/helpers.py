@@ -25,6 +25,9 @@ def assert_close(actual, expected, *, rtol=1e-5, atol=1e-6):
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
     if actual.dtype.kind in "biu":
         np.testing.assert_array_equal(actual, expected)
+    elif actual.dtype.kind == "c":
+        np.testing.assert_allclose(actual.astype(np.complex128), expected.astype(np.complex128),
+                                   rtol=rtol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
                                    rtol=rtol, atol=atol, equal_nan=True)

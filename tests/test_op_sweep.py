@@ -19,7 +19,7 @@ from helpers import assert_close
 
 SHAPES = [(), (4,), (2, 3)]
 DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.bool_),
-          "u": np.dtype(np.uint8)}
+          "u": np.dtype(np.uint8), "c": np.dtype(np.complex64)}
 # Ops whose float results come from approximations (IREE's polynomial expansions).
 LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.EXPM1,
          O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
@@ -28,7 +28,12 @@ LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.E
 
 def values(dtype, shape, *, finite=False, small=False):
     """Random values; floats include inf/nan/-0.0 unless `finite`. Subnormals are excluded:
-    compiled CPU code flushes them to zero, as XLA's does."""
+    compiled CPU code flushes them to zero, as XLA's does. Complex numbers are finite and
+    moderate: near infinities every library's complex functions differ."""
+    if kind(dtype) == "c":
+        part = st.floats(-8 if small else -20, 8 if small else 20, width=32,
+                         allow_subnormal=False)
+        return hnp.arrays(dtype, shape, elements=st.builds(complex, part, part))
     if kind(dtype) == "f":
         bound = 256 if small else 1e4
         elements = st.floats(-bound, bound, width=32, allow_subnormal=False)
@@ -44,7 +49,7 @@ def values(dtype, shape, *, finite=False, small=False):
 def _kinds(op):
     """The dtype kinds the row accepts, asked of its own verifier."""
     accepted = []
-    for k in "fiub":
+    for k in "fiubc":
         aval = ShapedArray((), DTYPES[k])
         try:
             op.infer(*[ShapedArray((), np.dtype(np.bool_)) if op is O.SELECT and i == 0
@@ -64,7 +69,8 @@ def elementwise_case(draw, op):
     arity = len(op.operands)
     params = {}
     if op is O.COMPARE:
-        params["direction"] = draw(st.sampled_from(["EQ", "NE", "LT", "LE", "GT", "GE"]))
+        params["direction"] = draw(st.sampled_from(
+            ["EQ", "NE"] if kind(dtype) == "c" else ["EQ", "NE", "LT", "LE", "GT", "GE"]))
     if op is O.SELECT:
         return [draw(hnp.arrays(np.bool_, shape)), draw(values(dtype, shape)),
                 draw(values(dtype, shape))], params
@@ -74,10 +80,10 @@ def elementwise_case(draw, op):
 
 @st.composite
 def convert_case(draw):
-    src = DTYPES[draw(st.sampled_from("fiub"))]
-    dst = DTYPES[draw(st.sampled_from("fiub"))]
+    src = DTYPES[draw(st.sampled_from("fiubc"))]
+    dst = DTYPES[draw(st.sampled_from("fiubc"))]
     shape = draw(st.sampled_from(SHAPES))
-    if kind(src) == "f" and kind(dst) in "iu":  # out-of-range float->int is undefined
+    if kind(src) in "fc" and kind(dst) in "iu":  # out-of-range float->int is undefined
         x = draw(hnp.arrays(src, shape, elements=st.floats(0, 200, width=32)))
     else:
         x = draw(values(src, shape))
@@ -104,7 +110,7 @@ def bitcast_case(draw):
 @st.composite
 def reduce_case(draw, op):
     shape = draw(st.sampled_from([(4,), (2, 3), (2, 3, 2)]))
-    dtype = DTYPES[draw(st.sampled_from("fi"))]
+    dtype = DTYPES[draw(st.sampled_from("fic" if op in (O.REDUCE_SUM, O.REDUCE_PROD) else "fi"))]
     axes = tuple(sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
     return [draw(values(dtype, shape, finite=op is O.REDUCE_SUM))], {"axes": axes}
 

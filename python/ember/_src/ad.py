@@ -142,8 +142,9 @@ class _SliceCt:
 _B = _Builder()
 
 
-def _float(aval: ShapedArray) -> bool:
-    return kind(aval.dtype) == "f"
+def _inexact(aval: ShapedArray) -> bool:
+    """Whether derivatives flow through values of `aval` (floats and complex numbers)."""
+    return kind(aval.dtype) in "fc"
 
 
 class _Eqn(NamedTuple):
@@ -341,7 +342,7 @@ class _Tape:
             row = eqn.row
             out_cts = [grads.pop(k, None) for k in eqn.outs]
             if row in derivatives.ZERO or not any(
-                    ct is not None and _float(y.aval) for ct, y in zip(out_cts, outs,
+                    ct is not None and _inexact(y.aval) for ct, y in zip(out_cts, outs,
                                                                       strict=True)):
                 continue
             rule = derivatives.VJP.get(row)
@@ -355,7 +356,7 @@ class _Tape:
             else:
                 gs = rule(_B, _B.dense(out_cts[0], outs[0]), ins, outs[0], params)
             for k, t, g in zip(eqn.ins + eqn.free, [*ins, *free], gs, strict=True):
-                if g is not None and _float(t.aval):
+                if g is not None and _inexact(t.aval):
                     _accumulate(grads, k, g)
         return [grads.get(k) for k in self.arg_keys]
 
@@ -490,7 +491,7 @@ def _float0_for_integers(grads: Any, inputs: Any) -> Any:
     a traced value cannot be float0)."""
     def fix(g, x):
         dtype = np.dtype(getattr(x, "dtype", None) or np.result_type(x))
-        return np.zeros(np.shape(x), FLOAT0) if kind(dtype) != "f" else g
+        return np.zeros(np.shape(x), FLOAT0) if kind(dtype) not in "fc" else g
     return optree.tree_map(fix, grads, inputs, namespace=_NS)
 
 
@@ -504,16 +505,13 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     """A function returning `(fun(*args), gradient)` (`((value, aux), gradient)` with
     has_aux): the gradient of a real scalar output with respect to the arguments `argnums`
     (a tuple of gradients for a tuple of argnums)."""
-    if holomorphic:
-        raise NotImplementedError("holomorphic=True needs complex numbers, which Ember does "
-                                  "not have yet")
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     name = f"{_name_as}({_name(fun)})"
 
     def run(*args: Any) -> Any:
         _check_argnums(nums, len(args), name)
         diff = tuple(args[i] for i in nums)
-        _check_inputs(diff, name, allow_int)
+        _check_inputs(diff, name, allow_int, holomorphic)
 
         def of_diff(*d):
             full = list(args)
@@ -527,11 +525,15 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         if has_aux:
             value, _ = _split_aux(out, name)
         value_leaves = optree.tree_leaves(value, namespace=_NS)
-        if len(value_leaves) != 1 or value_leaves[0].shape != () or not _float(
-                value_leaves[0].aval):
+        wanted = "c" if holomorphic else "f"
+        if len(value_leaves) != 1 or value_leaves[0].shape != () or kind(
+                value_leaves[0].dtype) != wanted:
             got = ", ".join(x.aval.str_short() for x in value_leaves)
-            raise TypeError(f"{name} requires a real scalar output (a float of shape ()), got "
-                            f"{got or 'nothing'}; for other outputs use ember.vjp")
+            what = ("a complex scalar output (holomorphic=True)" if holomorphic else
+                    "a real scalar output (a float of shape (); for a complex output of a "
+                    "holomorphic function pass holomorphic=True)")
+            raise TypeError(f"{name} requires {what}, got {got or 'nothing'}; for other "
+                            f"outputs use ember.vjp")
         cts = [_B.scalar(1.0, value_leaves[0].aval)]
         grads = _input_grads(tape, cts)
         return out, (grads[0] if isinstance(argnums, int) else grads)
@@ -607,7 +609,7 @@ def _forward(program: _Program, args: Sequence[Any], tangents: Sequence[Any | No
     """Forward mode over a program: its outputs and their tangents (None: zero)."""
     env = {**env, **dict(zip(program.args, args, strict=True))}
     tan = {**tan, **{k: t for k, t in zip(program.args, tangents, strict=True)
-                     if t is not None and _float(avals[k])}}
+                     if t is not None and _inexact(avals[k])}}
     eqns = program.eqns
     i = 0
     while i < len(eqns):
@@ -639,7 +641,7 @@ def _forward_run(eqns: list[_Eqn], later: set[int], env: dict, tan: dict,
     seeds = [_zeros_like(y) for y in tape.outputs]
     transposed = _Tape(lambda *cts: tape.grads(cts), seeds, "jvp")
     for k, t in zip(outs, transposed.backward(t_in), strict=True):
-        if t is not None and _float(avals[k]):
+        if t is not None and _inexact(avals[k]):
             tan[k] = _B.dense(t, env[k])
 
 
@@ -655,7 +657,7 @@ def _forward_loop(eqn: _Eqn, env: dict, tan: dict, avals: dict[int, ShapedArray]
                        strict=True))
         return
     m = len(carries)
-    diff = [j for j, c in enumerate(carries) if _float(c.aval)]
+    diff = [j for j, c in enumerate(carries) if _inexact(c.aval)]
     inits = [tan[keys[j]] if keys[j] in tan else _zeros_like(carries[j]) for j in diff]
     loop_avals = [c.aval for c in carries] + [carries[j].aval for j in diff]
     index = [bounds[0].aval] if counted else []
@@ -700,10 +702,13 @@ def _check_argnums(nums: tuple[int, ...], n: int, name: str) -> None:
                              f"arguments, got {i}")
 
 
-def _check_inputs(diff: tuple, name: str, allow_int: bool) -> None:
+def _check_inputs(diff: tuple, name: str, allow_int: bool, holomorphic: bool = False) -> None:
     for leaf in optree.tree_leaves(diff, namespace=_NS):
         dtype = np.result_type(leaf) if not hasattr(leaf, "dtype") else leaf.dtype
-        if kind(np.dtype(dtype)) != "f" and not allow_int:
+        if holomorphic and kind(np.dtype(dtype)) != "c":
+            raise TypeError(f"{name} with holomorphic=True requires inputs with complex "
+                            f"dtype, but got {np.dtype(dtype).name}")
+        if kind(np.dtype(dtype)) not in "fc" and not allow_int:
             raise TypeError(
                 f"{name} requires real-valued inputs (input dtype that is a sub-dtype of "
                 f"np.floating), but got {np.dtype(dtype).name}. If you want to use Boolean- "
@@ -734,7 +739,7 @@ def _jacobian(fun: Callable, argnums: int, has_aux: bool, mode: str) -> Callable
     def run(*args: Any) -> Any:
         _check_argnums((argnums,), len(args), mode)
         x = current_trace().lift(args[argnums])
-        if not _float(x.aval):
+        if not _inexact(x.aval):
             raise TypeError(f"{mode} requires a real-valued (floating) input, got "
                             f"{x.aval.str_short()}")
 

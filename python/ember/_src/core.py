@@ -163,7 +163,15 @@ class Trace:
             root.hoisted.append(np.array(value, copy=True))  # the caller may change theirs
             return Tracer(self, aval, arg, frozenset())
         with eir.LOCK, eir.context(), mlir.Location.unknown(), mlir.InsertionPoint(self.block):
-            operation = eir.build(ops.CONSTANT, [], {"value": value}, aval)
+            if value.dtype.kind == "c":
+                # MLIR's Python bindings cannot hold a complex elements attribute (reading
+                # one raises): a complex literal is ember.complex of its two real parts.
+                part = ShapedArray(value.shape, value.real.dtype)
+                parts = [eir.build(ops.CONSTANT, [], {"value": np.array(v, copy=True)},
+                                   part).result for v in (value.real, value.imag)]
+                operation = eir.build(ops.COMPLEX, parts, {}, aval)
+            else:
+                operation = eir.build(ops.CONSTANT, [], {"value": value}, aval)
         return Tracer(self, aval, operation.result, frozenset())
 
     def finish(self, outputs: Sequence[Any]) -> list[ShapedArray]:
@@ -301,6 +309,10 @@ class Tracer:
 
     def __float__(self) -> float:
         raise self._concretization(errors.ConcretizationTypeError, "Attempted float conversion")
+
+    def __complex__(self) -> complex:
+        raise self._concretization(errors.ConcretizationTypeError,
+                                   "Attempted complex conversion")
 
     def __array__(self, *args, **kwargs):
         raise self._concretization(errors.TracerArrayConversionError,

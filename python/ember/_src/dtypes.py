@@ -17,15 +17,17 @@ _b, _i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.bool_, np.int8, np.int16, 
 _u8, _u16, _u32, _u64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 _f16, _f32, _f64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 _bf16 = bfloat16
-# Weak kinds: the types of Python int/float scalars (and of weakly typed arrays).
-INT_WEAK, FLOAT_WEAK = "i*", "f*"
+_c64, _c128 = np.dtype(np.complex64), np.dtype(np.complex128)
+# Weak kinds: the types of Python int/float/complex scalars (and of weakly typed arrays).
+INT_WEAK, FLOAT_WEAK, COMPLEX_WEAK = "i*", "f*", "c*"
 
 _EDGES: dict[Any, tuple] = {
     _b: (INT_WEAK,),
     INT_WEAK: (_u8, _i8),
     _u8: (_i16, _u16), _u16: (_i32, _u32), _u32: (_i64, _u64), _u64: (FLOAT_WEAK,),
     _i8: (_i16,), _i16: (_i32,), _i32: (_i64,), _i64: (FLOAT_WEAK,),
-    FLOAT_WEAK: (_bf16, _f16), _bf16: (_f32,), _f16: (_f32,), _f32: (_f64,), _f64: (),
+    FLOAT_WEAK: (COMPLEX_WEAK, _bf16, _f16), _bf16: (_f32,), _f16: (_f32,),
+    _f32: (_f64, _c64), _f64: (_c128,), COMPLEX_WEAK: (_c64,), _c64: (_c128,), _c128: (),
 }
 
 
@@ -53,6 +55,10 @@ def default_float() -> np.dtype:
     return _f64 if config.read("ember_enable_x64") else _f32
 
 
+def default_complex() -> np.dtype:
+    return _c128 if config.read("ember_enable_x64") else _c64
+
+
 def canonicalize(dtype: Any) -> np.dtype:
     """64-bit types narrow to 32-bit unless x64 is enabled (as in JAX)."""
     dtype = np.dtype(dtype)
@@ -60,14 +66,15 @@ def canonicalize(dtype: Any) -> np.dtype:
         raise TypeError(f"ember does not support dtype {dtype}; supported: "
                         f"{[str(d) for d in SUPPORTED_DTYPES]}")
     if not config.read("ember_enable_x64"):
-        dtype = {_i64: _i32, _u64: _u32, _f64: _f32}.get(dtype, dtype)
+        dtype = {_i64: _i32, _u64: _u32, _f64: _f32, _c128: _c64}.get(dtype, dtype)
     return dtype
 
 
 def _node(dtype: np.dtype, weak: bool):
     if not weak:
         return dtype
-    return INT_WEAK if dtype.kind in "iu" else FLOAT_WEAK if dtype.kind in "fV" else dtype
+    return {"i": INT_WEAK, "u": INT_WEAK, "f": FLOAT_WEAK, "V": FLOAT_WEAK,
+            "c": COMPLEX_WEAK}.get(dtype.kind, dtype)
 
 
 def promote(*types: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
@@ -77,6 +84,8 @@ def promote(*types: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
         return default_int(), True
     if joined == FLOAT_WEAK:
         return default_float(), True
+    if joined == COMPLEX_WEAK:
+        return default_complex(), True
     return canonicalize(joined), False
 
 
@@ -101,10 +110,10 @@ def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
         return default_int(), True
     if isinstance(x, float):
         return default_float(), True
+    if isinstance(x, complex):
+        return default_complex(), True
     if isinstance(x, (np.dtype, type)):
         return canonicalize(x), False
-    if isinstance(x, complex):
-        canonicalize(np.complex64)  # raises: names the supported dtypes
     raise TypeError(f"ember cannot interpret a value of type {type(x).__name__} as an array")
 
 
@@ -137,4 +146,4 @@ def check_python_int(x: Any, dtype: np.dtype) -> None:
 
 
 def is_python_scalar(x: Any) -> bool:
-    return type(x) in (int, float, bool)
+    return type(x) in (int, float, bool, complex)

@@ -14,7 +14,6 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ember import config
 from ember.dialect import ops
 from ember.dialect.opdef import VerifyError
 from ember.dialect.types import SUPPORTED_DTYPES, ShapedArray, kind
@@ -67,8 +66,11 @@ uint8, uint16, uint32, uint64 = (_ScalarType(t) for t in (np.uint8, np.uint16, n
                                                           np.uint64))
 float16, float32, float64 = (_ScalarType(t) for t in (np.float16, np.float32, np.float64))
 bfloat16 = _ScalarType(_bfloat16)
+complex64, complex128 = _ScalarType(np.complex64), _ScalarType(np.complex128)
+complex_ = complex128
 # The abstract kinds, for issubdtype (bfloat16 counts as floating, as in JAX).
 generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
+complexfloating = np.complexfloating
 integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
 result_type = _dt.result_type
@@ -139,8 +141,6 @@ def asarray(x: Any, dtype: Any = None, copy: bool | None = None, *,
         value_dtype, weak = _dt.dtype_and_weak(x)
         return constant(np.asarray(x, value_dtype), weak)
     value = np.asarray(x)
-    if value.dtype.kind == "c":
-        _dt.canonicalize(value.dtype)  # raises, naming the supported dtypes
     if not isinstance(x, (np.ndarray, np.generic)):  # Python ints must fit, as in JAX
         return constant(np.asarray(x, _dt.canonicalize(value.dtype)))
     return constant(value.astype(_dt.canonicalize(value.dtype), copy=False))
@@ -198,7 +198,7 @@ def _shape_of(*xs: Any, name: str = "broadcast") -> tuple[int, ...]:
 
 def _promoted(*xs: Any, to_float: bool = False, name: str = "broadcast") -> list[Any]:
     dtype, weak = _dt.promote(*(_dt.dtype_and_weak(x) for x in xs))
-    if to_float and kind(dtype) not in "f":
+    if to_float and kind(dtype) not in "fc":
         dtype = _dt.default_float()
     shape = _shape_of(*xs, name=name)
     return [_broadcast(_lift(x, dtype, weak), shape) for x in xs]
@@ -288,7 +288,7 @@ def _nary(op, to_float: bool = False):
 def _unary_float(op):
     def impl(x: Any) -> Any:
         dtype, weak = _dt.dtype_and_weak(x)
-        if kind(dtype) != "f":
+        if kind(dtype) not in "fc":
             dtype = _dt.default_float()
         if dtype.itemsize == 2:  # float16/bfloat16: computed in float32, as XLA's CPU does
             out = bind(op, _lift(x, np.dtype(np.float32), weak))
@@ -366,14 +366,14 @@ class _NamespaceInfo:
         return list(runtime_devices())
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, np.dtype]:
-        return {"real floating": _dt.default_float(), "integral": _dt.default_int(),
-                "indexing": _dt.default_int()}
+        return {"real floating": _dt.default_float(), "complex floating": _dt.default_complex(),
+                "integral": _dt.default_int(), "indexing": _dt.default_int()}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, np.dtype]:
         found = {}
         for d in SUPPORTED_DTYPES:
             d = np.dtype(d)
-            if d.itemsize == 8 and d.kind in "iuf" and not config.read("ember_enable_x64"):
+            if _dt.canonicalize(d) != d:  # 64-bit types without x64
                 continue
             if kind is None or isdtype(d, kind):
                 found[d.name] = d

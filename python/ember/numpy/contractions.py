@@ -84,7 +84,8 @@ def tensordot(a: Any, b: Any, axes: int | Sequence = 2) -> Any:
 
 
 def vdot(a: Any, b: Any) -> Any:
-    a, b = _sh.ravel(a), _sh.ravel(b)
+    """The dot product of the flattened arrays, the first conjugated."""
+    a, b = _uf.conjugate(_sh.ravel(a)), _sh.ravel(b)
     if a.shape != b.shape:
         raise ValueError(f"vdot requires arrays of one size, got {a.size} and {b.size}")
     return _dot_general(a, b, (0,), (0,))

@@ -101,7 +101,7 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     a = asarray(a)
     axes = _axes("mean", axis, a.ndim)
     target = _dt.canonicalize(dtype) if dtype is not None else (
-        a.dtype if kind(a.dtype) == "f" else _dt.default_float())
+        a.dtype if kind(a.dtype) in "fc" else _dt.default_float())
     total = sum(astype(a, target), axis=axes, keepdims=keepdims)
     if symbolic(a.shape):  # no symbolic dim is 0
         return true_divide(total, _count(a, axes, target))
@@ -118,7 +118,12 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
     a = asarray(a)
     axes = _axes("var", axis, a.ndim)
     centered = subtract(a, mean(a, axis=axes, dtype=dtype, keepdims=True))
-    squares = sum(multiply(centered, centered), axis=axes, keepdims=keepdims)
+    if kind(centered.dtype) == "c":  # |x - mean|^2: a real variance, as NumPy's and JAX's
+        re, im = _uf.real(centered), _uf.imag(centered)
+        squares = sum(_uf.add(multiply(re, re), multiply(im, im)), axis=axes,
+                      keepdims=keepdims)
+    else:
+        squares = sum(multiply(centered, centered), axis=axes, keepdims=keepdims)
     if symbolic(a.shape):
         count = subtract(_count(a, axes, squares.dtype), ddof)
         return true_divide(squares, _where_values(count > 0, count, np.nan))

@@ -40,7 +40,7 @@ def power(x, y):
     """x ** y; a small Python int exponent is multiplications (JAX's integer_pow: exact
     for integers, and its derivative is a product, not a pow)."""
     if (type(y) is int and 0 <= y <= _MAX_INTEGER_POW and isinstance(x, _base._ARRAY_TYPES)
-            and kind(x.dtype) in "fiu"):
+            and kind(x.dtype) in "fiuc"):
         return _integer_pow(y)(x)
     return _nary(ops.POW)(x, y)
 
@@ -247,6 +247,8 @@ around = round
 
 def isfinite(x: Any) -> Any:
     x = asarray(x)
+    if kind(x.dtype) == "c":
+        return logical_and(isfinite(real(x)), isfinite(imag(x)))
     if kind(x.dtype) != "f":
         return _cr.full(x.shape, True, np.bool_)
     return bind(ops.IS_FINITE, x)
@@ -254,6 +256,8 @@ def isfinite(x: Any) -> Any:
 
 def isnan(x: Any) -> Any:
     x = asarray(x)
+    if kind(x.dtype) == "c":
+        return logical_or(isnan(real(x)), isnan(imag(x)))
     if kind(x.dtype) != "f":
         return _cr.full(x.shape, False, np.bool_)
     return not_equal(x, x)
@@ -262,6 +266,8 @@ def isnan(x: Any) -> Any:
 @_eager_as_one_module
 def isinf(x: Any) -> Any:
     x = asarray(x)
+    if kind(x.dtype) == "c":
+        return logical_or(isinf(real(x)), isinf(imag(x)))
     if kind(x.dtype) != "f":
         return _cr.full(x.shape, False, np.bool_)
     return equal(absolute(x), np.inf)
@@ -528,27 +534,47 @@ def modf(x: Any) -> tuple[Any, Any]:
 
 
 def real(x: Any) -> Any:
-    return asarray(x)  # every ember dtype is real
+    x = asarray(x)
+    return bind(ops.REAL, x) if kind(x.dtype) == "c" else x
 
 
 def imag(x: Any) -> Any:
     x = asarray(x)
-    return _cr.zeros_like(x)
+    return bind(ops.IMAG, x) if kind(x.dtype) == "c" else _cr.zeros_like(x)
 
 
 def conjugate(x: Any) -> Any:
-    return asarray(x)
+    x = asarray(x)
+    return bind(ops.CONJ, x) if kind(x.dtype) == "c" else x
 
 
 conj = conjugate
 
 
 def angle(z: Any, deg: bool = False) -> Any:
-    """The argument of a real z, arctan2(0, z) as in JAX: pi for negatives and -0.0."""
+    """The argument of z, arctan2(imag(z), real(z)) as in JAX: pi for negative reals and
+    -0.0."""
     z = asarray(z)
-    z = z if z.dtype.kind == "f" else z.astype(_dt.default_float())
-    out = arctan2(_cr.zeros_like(z), z)
+    z = z if kind(z.dtype) in "fc" else z.astype(_dt.default_float())
+    out = arctan2(imag(z), real(z))
     return multiply(out, 180.0 / np.pi) if deg else out
+
+
+def iscomplexobj(x: Any) -> bool:
+    return kind(_aval(x).dtype) == "c"
+
+
+def isrealobj(x: Any) -> bool:
+    return not iscomplexobj(x)
+
+
+def iscomplex(x: Any) -> Any:
+    x = asarray(x)
+    return not_equal(imag(x), 0) if kind(x.dtype) == "c" else _cr.full(x.shape, False, np.bool_)
+
+
+def isreal(x: Any) -> Any:
+    return logical_not(iscomplex(x))
 
 
 def nextafter(x1: Any, x2: Any) -> Any:
