@@ -37,6 +37,7 @@ if HAS_COMPILER:
         jit,
     )
     from ember._src.ref import Ref, new_ref
+    from ember.numpy import fft as _fft  # noqa: F401 - ember.numpy.fft (it uses jit)
     from ember.numpy import linalg as _linalg  # noqa: F401 - ember.numpy.linalg (it uses lax)
 
     _array_methods.install()

@@ -17,10 +17,11 @@ import numpy as np
 
 from ember import numpy as enp
 from ember import tree_util
+from ember._src import dtypes
 from ember._src.core import Regions, current_trace, defined_at
 from ember._src.dispatch import bind
 from ember.dialect import ops
-from ember.dialect.types import ShapedArray
+from ember.dialect.types import ShapedArray, kind
 from ember.numpy import _base
 
 
@@ -453,7 +454,7 @@ exp2, expm1, log1p, tan, atan2, cbrt = (enp.exp2, enp.expm1, enp.log1p, enp.tan,
 # take one dtype (Python scalars are weak and adapt): lax does not promote.
 
 def _one_dtype(name: str, *xs: Any) -> list[Any]:
-    arrays = [x for x in xs if not isinstance(x, (int, float, bool))]
+    arrays = [x for x in xs if not isinstance(x, (int, float, bool, builtins.complex))]
     kinds = {np.dtype(enp.asarray(x).dtype) for x in arrays}
     if len(kinds) > 1:
         raise TypeError(f"lax.{name} requires arguments of one dtype, got "
@@ -485,6 +486,17 @@ gt, ge = _binary("gt", enp.greater), _binary("ge", enp.greater_equal)
     enp.abs, enp.arccos, enp.arcsin, enp.arctan, enp.ceil, enp.floor, enp.cos, enp.cosh,
     enp.sin, enp.sinh, enp.tanh, enp.exp, enp.log, enp.sqrt, enp.sign, enp.negative,
     enp.isfinite, enp.square, enp.bitwise_not, enp.conj, enp.real, enp.imag)
+
+
+def complex(x: Any, y: Any) -> Any:  # noqa: A001
+    """x + i y for float32 or float64 x and y of one dtype (JAX's lax.complex)."""
+    x, y = (enp.asarray(v) for v in _one_dtype("complex", x, y))
+    dtype, _ = dtypes.promote(dtypes.dtype_and_weak(x), dtypes.dtype_and_weak(y))
+    if kind(dtype) != "f":
+        raise TypeError(f"lax.complex requires float arguments, got {x.dtype} and {y.dtype}")
+    shape = enp.broadcast_shapes(x.shape, y.shape)
+    x, y = (enp.broadcast_to(v.astype(dtype), shape) for v in (x, y))
+    return bind(ops.COMPLEX, x, y)
 
 
 def logistic(x: Any) -> Any:

@@ -474,7 +474,7 @@ def _fill_value(dtype: np.dtype) -> Any:
     """JAX's fill for out-of-range take: NaN, the most negative int, the largest uint,
     True."""
     k = kind(dtype)
-    if k == "f":
+    if k in "fc":
         return np.nan
     if k == "b":
         return True
