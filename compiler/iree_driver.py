@@ -34,7 +34,7 @@ LIBM_F64 = frozenset({"ember.sin", "ember.cos", "ember.tan", "ember.asin", "embe
                       "ember.rem"})
 # complex128's functions expand to float64 sin, cos, atan2, ... (complex.exp: e^a cos b).
 LIBM_C128 = LIBM_F64 | {"ember.exp", "ember.log", "ember.pow", "ember.sqrt", "ember.rsqrt",
-                        "ember.sign", "ember.abs"}
+                        "ember.sign", "ember.abs", "ember.expm1", "ember.log1p"}
 _SYSTEM_LIBRARY = "--iree-llvmcpu-link-embedded=false"
 # Data tiling packs a matmul's operands into the CPU's tile layout around the kernel (1024^2
 # f32: 6.0 ms vs 8.9 ms untiled). A module whose contractions are all matrix-vector, dot or

@@ -11,15 +11,26 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .families import TRIG_BODY, elementwise, keeping_signed_zero, libm_in_float64, silent_ref
+from .families import (
+    TRIG_BODY,
+    elementwise,
+    keeping_signed_zero,
+    libm_in_float64,
+    or_complex,
+    silent_ref,
+)
 from .types import kind
 
 
-def _math(name: str, fn: str, ref: Callable, odd: bool = False) -> object:
-    """A float op that is math.`fn`; `odd` ones keep the sign of a zero."""
+def _math(name: str, fn: str, ref: Callable, odd: bool = False, complex_too: bool = False
+          ) -> object:
+    """A float op that is math.`fn`; `odd` ones keep the sign of a zero; `complex_too` ones
+    are complex.`fn` on complex numbers."""
     body = f"{{r}} = math.{fn} {{0}} : {{t}}"
-    return elementwise(name, 1, {"f": keeping_signed_zero(body) if odd else body},
-                       silent_ref(ref), kinds="f")
+    templates = {"f": keeping_signed_zero(body) if odd else body}
+    if complex_too:
+        templates["c"] = f"{{r}} = complex.{fn} {{0}} : {{t}}"
+    return elementwise(name, 1, templates, silent_ref(ref), kinds="fc" if complex_too else "f")
 
 
 def _with_overflow_bound(template: str) -> Callable[[str, Mapping], str]:
@@ -106,16 +117,16 @@ _ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
 
 
 EXP2 = _math("exp2", "exp2", np.exp2)
-EXPM1 = _math("expm1", "expm1", np.expm1, odd=True)
-LOG1P = _math("log1p", "log1p", np.log1p, odd=True)
+EXPM1 = _math("expm1", "expm1", np.expm1, odd=True, complex_too=True)
+LOG1P = _math("log1p", "log1p", np.log1p, odd=True, complex_too=True)
 LOG2 = _math("log2", "log2", np.log2)
 # tan = sin / cos after the same argument reduction as sin and cos (IREE's own tan is off by
 # 3e-5, relative, at 353).
 _TAN = TRIG_BODY.replace("{r} = math.FN {x8} : {t}", """{x9} = math.sin {x8} : {t}
 {x10} = math.cos {x8} : {t}
 {r} = arith.divf {x9}, {x10} : {t}""")
-TAN = elementwise("tan", 1, libm_in_float64(keeping_signed_zero(_TAN), "tan"),
-                  silent_ref(np.tan), kinds="f")
+TAN = elementwise("tan", 1, or_complex(libm_in_float64(keeping_signed_zero(_TAN), "tan"),
+                                        "tan"), silent_ref(np.tan), kinds="fc")
 ASIN = _math("asin", "asin", np.arcsin, odd=True)
 ACOS = _math("acos", "acos", np.arccos)
 ATAN = _math("atan", "atan", np.arctan, odd=True)

@@ -40,7 +40,8 @@ def _cumulative() -> OpDef:
         _require(0 <= axis < x.ndim, name, f"axis in [0, {x.ndim})", axis)
         _require(combiner in COMBINERS, name, f"combiner in {sorted(COMBINERS)}", combiner)
         # IREE's CPU codegen fails on an i1 scan: booleans are scanned as integers.
-        _require(kind(x.dtype) in "iuf", name, "an integer or float operand", x.dtype)
+        _require(kind(x.dtype) in ("iufc" if combiner in ("sum", "prod") else "iuf"), name,
+                 "an integer or float operand (complex for sums and products)", x.dtype)
         return ShapedArray(x.shape, x.dtype, x.weak_type)
 
     def reference(x, *, axis, combiner):

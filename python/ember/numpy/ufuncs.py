@@ -167,8 +167,21 @@ tan = _float_unary(ops.TAN)
 arcsin = _float_unary(ops.ASIN)
 arccos = _float_unary(ops.ACOS)
 arctan = _float_unary(ops.ATAN)
-sinh = _float_unary(ops.SINH)
-cosh = _float_unary(ops.COSH)
+_real_sinh = _float_unary(ops.SINH)
+_real_cosh = _float_unary(ops.COSH)
+
+
+def sinh(x: Any) -> Any:
+    """sinh; of a complex z, -i sin(i z)."""
+    x = asarray(x)
+    return multiply(-1j, sin(multiply(1j, x))) if kind(x.dtype) == "c" else _real_sinh(x)
+
+
+def cosh(x: Any) -> Any:
+    """cosh; of a complex z, cos(i z)."""
+    x = asarray(x)
+    return cos(multiply(1j, x)) if kind(x.dtype) == "c" else _real_cosh(x)
+
 arcsinh = _float_unary(ops.ASINH)
 arccosh = _float_unary(ops.ACOSH)
 arctanh = _float_unary(ops.ATANH)

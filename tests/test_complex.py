@@ -1,0 +1,248 @@
+"""complex64/complex128 against JAX (the oracle) and NumPy: promotion, arithmetic and
+functions, reductions and contractions, derivatives, and ember.numpy.fft."""
+
+import warnings
+
+import hypothesis.extra.numpy as hnp
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as enp
+from ember.dialect.opdef import VerifyError
+from helpers import setting
+
+jnp = jax.numpy
+C64, C128 = np.dtype(np.complex64), np.dtype(np.complex128)
+
+
+def complex_arrays(dtype, shape, bound=6.0):
+    part = st.floats(-bound, bound, width=32, allow_subnormal=False)
+    return hnp.arrays(dtype, shape, elements=st.builds(complex, part, part))
+
+
+def assert_near(actual, expected, rtol, atol=None):
+    """Shape and dtype equal, and values within rtol of the largest magnitude (a transform's
+    or a product's rounding scales with it), NaNs where JAX has them."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype, (
+        actual.shape, actual.dtype, expected.shape, expected.dtype)
+    if actual.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected)
+        return
+    scale = np.nanmax(np.abs(expected), initial=1.0)
+    np.testing.assert_allclose(actual, expected, rtol=rtol,
+                               atol=rtol * scale if atol is None else atol, equal_nan=True)
+
+
+PROMOTED = [np.bool_, np.int8, np.uint8, np.int32, np.float16, jnp.bfloat16, np.float32,
+            np.complex64]
+
+
+def test_promotion_is_jaxs():
+    for a in PROMOTED:
+        for b in PROMOTED:
+            assert enp.result_type(a, b) == jnp.result_type(a, b), (a, b)
+        for scalar in (1, 1.5, 1j):
+            x = np.zeros(2, a)
+            assert enp.result_type(x, scalar) == jnp.result_type(x, scalar), (a, scalar)
+    assert (enp.asarray(1j).dtype, enp.asarray(np.complex128(1)).dtype) == (C64, C64)
+    with setting("ember_enable_x64", True):
+        assert enp.asarray(1j).dtype == C128
+        assert enp.result_type(np.float64, np.complex64) == C128
+        assert (enp.zeros(2, np.float32) + 1j).dtype == C64  # a weak complex adapts
+
+
+def _functions(ns):
+    return {
+        "add": lambda z, w: z + w, "sub": lambda z, w: z - w, "mul": lambda z, w: z * w,
+        "div": lambda z, w: z / (w + 20), "neg": lambda z, w: -z,
+        "scalars": lambda z, w: 2 * z - 1.5j + 0.5,
+        "exp": lambda z, w: ns.exp(z), "log": lambda z, w: ns.log(z + 20),
+        "sqrt": lambda z, w: ns.sqrt(z), "sin": lambda z, w: ns.sin(z),
+        "cos": lambda z, w: ns.cos(z), "tan": lambda z, w: ns.tan(z / 4),
+        "tanh": lambda z, w: ns.tanh(z / 4), "sinh": lambda z, w: ns.sinh(z),
+        "cosh": lambda z, w: ns.cosh(z), "expm1": lambda z, w: ns.expm1(z),
+        "log1p": lambda z, w: ns.log1p(z + 20), "abs": lambda z, w: ns.abs(z),
+        "angle": lambda z, w: ns.angle(z), "real": lambda z, w: ns.real(z),
+        "imag": lambda z, w: z.imag, "conj": lambda z, w: z.conj(),
+        "sign": lambda z, w: ns.sign(z), "square": lambda z, w: ns.square(z),
+        "pow": lambda z, w: (z + 20) ** (w / 8), "int_pow": lambda z, w: z ** 3,
+        "eq": lambda z, w: (z == w, z != z), "where": lambda z, w: ns.where(z.real > 0, z, w),
+        "finite": lambda z, w: (ns.isfinite(z + ns.where(z.real > 0, ns.inf, 0.0)),
+                                ns.isnan(z + ns.where(z.imag > 0, ns.nan, 0.0)),
+                                ns.isinf(w + ns.where(w.real > 0, -ns.inf, 0.0))),
+        "astype": lambda z, w: (z.real.astype(ns.complex64), ns.arange(3).astype(ns.complex64),
+                                (z != 0).astype(ns.complex64)),
+    }
+
+
+@given(st.sampled_from([(3,), (2, 3)]).flatmap(
+    lambda shape: st.tuples(complex_arrays(C64, shape), complex_arrays(C64, shape))))
+def test_functions_match_jax(zw):
+    z, w = zw
+    ours = ember.jit(lambda z, w: {k: f(z, w) for k, f in _functions(enp).items()})(z, w)
+    theirs = jax.jit(lambda z, w: {k: f(z, w) for k, f in _functions(jnp).items()})(z, w)
+    for name, got in ours.items():
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(theirs[name]), strict=True):
+            assert_near(a, b, rtol=2e-5 if name in ("pow", "tan", "tanh") else 5e-6), name
+
+
+def _reductions(ns):
+    return {
+        "sum": lambda x, y: (ns.sum(x), ns.sum(x, axis=0), x.sum(axis=(1, 2), keepdims=True)),
+        "prod": lambda x, y: ns.prod(x / 4, axis=-1), "mean": lambda x, y: ns.mean(x, axis=1),
+        "var": lambda x, y: (ns.var(x, axis=0), ns.std(x)),
+        "cumsum": lambda x, y: ns.cumsum(x, axis=1),
+        "matmul": lambda x, y: x @ y, "einsum": lambda x, y: ns.einsum("abc,acd->bd", x, y),
+        "dot": lambda x, y: ns.dot(x[0, 0], y[0, :, 0]), "vdot": lambda x, y: ns.vdot(x, x),
+        "moves": lambda x, y: (x.T, x[1, ::-1], ns.concatenate([x, x], 2), x.reshape(-1)),
+    }
+
+
+@given(complex_arrays(C64, (2, 3, 4)), complex_arrays(C64, (2, 4, 5)))
+def test_reductions_and_contractions_match_jax(x, y):
+    ours = ember.jit(lambda x, y: {k: f(x, y) for k, f in _reductions(enp).items()})(x, y)
+    theirs = jax.jit(lambda x, y: {k: f(x, y) for k, f in _reductions(jnp).items()})(x, y)
+    for name, got in ours.items():
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(theirs[name]), strict=True):
+            assert_near(a, b, rtol=1e-5), name
+
+
+def test_complex128_under_x64_matches_jax():
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(4, 3)) + 1j * rng.normal(size=(4, 3))
+    def f(ns):
+        return lambda z: (ns.exp(z), ns.log(z), ns.sqrt(z), ns.sin(z), ns.abs(z),
+                          ns.angle(z), z @ z.T, ns.sum(z, 0), z.astype(ns.complex64),
+                          ns.real(z).astype(ns.complex128), z.astype(ns.float32))
+    with setting("ember_enable_x64", True), np.errstate(all="ignore"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            want = f(np)(z)  # NumPy in complex128: JAX's x64 is process-wide
+        for a, b in zip(ember.jit(f(enp))(z), want, strict=True):
+            assert_near(a, b, rtol=1e-13)
+
+
+def test_eager_arrays_and_methods():
+    z = np.array([1 + 2j, -3j, 0.5], np.complex64)
+    a = enp.asarray(z)
+    assert a.dtype == C64 and np.array_equal(np.asarray(a), z)
+    assert np.array_equal(np.asarray(a.real), z.real) and np.array_equal(np.asarray(a.imag),
+                                                                         z.imag)
+    assert complex(a[0]) == 1 + 2j and enp.complex64(3).dtype == C64
+    assert np.array_equal(np.asarray(a * 1j), z * 1j)
+    assert np.array_equal(np.asarray(enp.iscomplex(a)), np.iscomplex(z))
+    assert enp.iscomplexobj(a) and not enp.iscomplexobj(a.real)
+    assert "complex floating" in enp.__array_namespace_info__().default_dtypes()
+    assert np.array_equal(np.asarray(ember.lax.complex(np.float32(2), enp.arange(2.0))),
+                          [2, 2 + 1j])
+
+
+def test_the_issues_mandelbrot_program():
+    def mandelbrot(ns, x, y, steps=20):
+        c = x + 1j * y
+        z, count = ns.zeros_like(c), ns.zeros(c.shape, ns.int32)
+        for _ in range(steps):
+            z = z * z + c
+            count = count + (ns.abs(z) <= 2)
+        return count
+
+    x, y = np.meshgrid(np.linspace(-2, 1, 48, dtype=np.float32),
+                       np.linspace(-1.5, 1.5, 32, dtype=np.float32))
+    got = ember.jit(lambda x, y: mandelbrot(enp, x, y))(x, y)
+    want = jax.jit(lambda x, y: mandelbrot(jnp, x, y))(x, y)
+    assert got.dtype == np.int32 and np.array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_unordered_operations_say_so():
+    z = enp.asarray(np.array([1j, 2], np.complex64))
+    with pytest.raises(VerifyError, match="EQ or NE for complex operands"):
+        enp.less(z, z)
+    with pytest.raises(VerifyError, match="ember.reduce_max requires operand kinds"):
+        enp.max(z)
+    with pytest.raises(TypeError, match="rfft requires a real input"):
+        enp.fft.rfft(z)
+
+
+# ----------------------------------------------------------------------------- derivatives
+
+def _scalar_functions(ns):
+    return [
+        (lambda z: ns.abs(z), {}), (lambda z: ns.real(z * z), {}),
+        (lambda z: ns.imag(ns.exp(z)), {}), (lambda z: ns.abs(ns.sin(z) * ns.conj(z)) ** 2, {}),
+        (lambda z: ns.exp(z) * z + ns.log(z), {"holomorphic": True}),
+        (lambda z: ns.sqrt(z) / (z + 1), {"holomorphic": True}),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_grads_follow_jaxs_convention(case):
+    z = np.complex64(1.5 - 0.7j)
+    f, kw = _scalar_functions(enp)[case]
+    jf, _ = _scalar_functions(jnp)[case]
+    got = ember.jit(ember.grad(f, **kw))(z)
+    want = jax.grad(jf, **kw)(z)
+    assert_near(got, want, rtol=1e-5)
+
+
+def test_grads_through_complex_intermediates_and_errors():
+    x = np.float32(0.7)
+    got = ember.grad(lambda x: enp.abs(enp.exp(1j * x) * (x + 2j)))(x)
+    want = jax.grad(lambda x: jnp.abs(jnp.exp(1j * x) * (x + 2j)))(x)
+    assert_near(got, want, rtol=1e-5)
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        ember.grad(lambda z: z * z)(np.complex64(1j))
+    with pytest.raises(TypeError, match="requires inputs with complex dtype"):
+        ember.grad(lambda z: z * z, holomorphic=True)(np.float32(1))
+
+
+# ----------------------------------------------------------------------------- fft
+
+# Lengths: one matrix product (<= 64), four-step splits (96, 1000), Bluestein (97).
+def _transforms(ns, z):
+    """Every norm of the four 1-d transforms (one module a shape under jit)."""
+    out = {}
+    for norm in ("backward", "ortho", "forward"):
+        spectrum = ns.fft.rfft(z.real, norm=norm)
+        out[norm] = (ns.fft.fft(z, norm=norm), ns.fft.ifft(z, norm=norm), spectrum,
+                     ns.fft.irfft(spectrum, z.shape[-1], norm=norm))
+    return out
+
+
+# Lengths: one matrix product (<= 64), four-step splits (96, 1000), Bluestein (97).
+@given(st.sampled_from([(1, 5), (8,), (3, 96), (97,), (2, 1000)]).flatmap(
+    lambda shape: complex_arrays(C64, shape, 100.0)))
+def test_fft_matches_jax(z):
+    ours = ember.jit(lambda z: _transforms(enp, z))(z)
+    theirs = jax.jit(lambda z: _transforms(jnp, z))(z)
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        assert_near(a, b, rtol=3e-6)
+
+
+def test_fft_axes_sizes_and_helpers_match_jax():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(4, 6, 5)).astype(np.float32)
+    z = (x + 1j * rng.normal(size=x.shape)).astype(C64)
+    cases = [
+        (lambda ns: ns.fft.fft(z, n=8, axis=1)), (lambda ns: ns.fft.fft(z, n=3, axis=0)),
+        (lambda ns: ns.fft.fftn(z)), (lambda ns: ns.fft.ifft2(z)),
+        (lambda ns: ns.fft.fftn(z, s=(4, 7), axes=(0, 2))), (lambda ns: ns.fft.rfft2(x)),
+        (lambda ns: ns.fft.rfftn(x, s=(5, 4))),
+        (lambda ns: ns.fft.irfftn(np.fft.rfftn(x), s=x.shape)),
+        (lambda ns: ns.fft.irfft(np.fft.rfft(x), axis=-1)),
+        (lambda ns: (ns.fft.fftfreq(7, 0.5), ns.fft.rfftfreq(8), ns.fft.fftshift(x, axes=1),
+                     ns.fft.ifftshift(ns.fft.fftshift(x)))),
+    ]
+    for case in cases:
+        for a, b in zip(jax.tree.leaves(case(enp)), jax.tree.leaves(case(jnp)), strict=True):
+            assert_near(a, b, rtol=3e-6)
+    jitted = ember.jit(lambda v: enp.fft.irfft(enp.fft.rfft(v * 2), 5))(x)  # inlined
+    assert_near(jitted, 2 * x, rtol=3e-6)
+    with pytest.raises(ValueError, match="norm in"):
+        enp.fft.fft(z, norm="both")
+    with pytest.raises(ValueError, match="positive length n"):
+        enp.fft.fft(z, n=0)
