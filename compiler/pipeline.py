@@ -113,9 +113,11 @@ def calls_libm(module: mlir.Module) -> bool:
     """Whether CPU code for `module` calls libm (float64 functions IREE does not
     approximate, iree_driver.LIBM_F64, and complex128 ones made of them, LIBM_C128)."""
     def calls(op: mlir.Operation) -> bool:
+        if op.name not in iree_driver.LIBM_C128:  # which holds LIBM_F64
+            return False
         elements = [str(mlir.ShapedType(v.type).element_type) for v in op.operands]
-        return (op.name in iree_driver.LIBM_F64 and "f64" in elements
-                or op.name in iree_driver.LIBM_C128 and "complex<f64>" in elements)
+        return ("f64" in elements and op.name in iree_driver.LIBM_F64
+                or "complex<f64>" in elements)
 
     return _any_op(module, calls)
 
