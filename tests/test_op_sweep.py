@@ -325,7 +325,8 @@ def check_case(op, args, params, actual):
         terms = np.abs(op.reference(*(np.abs(a) for a in args), **params))
         assert np.all(np.abs(actual - expected) <= 1e-5 * terms + 1e-5), (actual, expected)
         return
-    if op is O.TAN and expected.dtype.kind == "f":  # near a pole an input's rounding is amplified by 1 + tan^2
+    if op is O.TAN and expected.dtype.kind == "f":
+        # near a pole an input's rounding is amplified by 1 + tan^2
         bound = 2e-5 * np.abs(expected) + 1e-6 * (1 + np.square(expected, dtype=np.float64))
         both_nan = np.isnan(actual) & np.isnan(expected)
         assert np.all(both_nan | (np.abs(actual - expected) <= bound)
