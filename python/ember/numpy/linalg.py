@@ -23,8 +23,11 @@ from ember import numpy as enp
 from ember._src import dtypes
 from ember._src.jit import jit
 
+from . import decompositions
+from .decompositions import eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals
+
 __all__ = ["cholesky", "det", "inv", "matrix_power", "norm", "slogdet", "solve",
-           "solve_triangular"]
+           "solve_triangular", *decompositions.__all__]
 
 
 def _float_matrix(name: str, a: Any, square: bool = True) -> Any:
@@ -220,8 +223,8 @@ def matrix_power(a: Any, n: int) -> Any:
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """Vector norms (ord None, 2, 1, inf, -inf, 0, any p) and matrix norms (None, 'fro', 1,
-    -1, inf, -inf) over `axis`, as jnp.linalg.norm; the singular-value norms (ord 2, -2,
-    'nuc' of matrices) need an SVD, which Ember does not have yet."""
+    -1, inf, -inf, and from the singular values 2, -2, 'nuc') over `axis`, as
+    jnp.linalg.norm."""
     x = enp.asarray(x)
     if x.dtype.kind != "f":
         x = x.astype(dtypes.default_float())
@@ -264,6 +267,9 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         pick = enp.max if ord in (1, np.inf) else enp.min
         out = pick(sums, axis=then, keepdims=True)
         return out if keepdims else enp.squeeze(out, axis=axes)
-    raise NotImplementedError(f"jnp.linalg.norm with ord={ord!r} of a matrix needs its "
-                              f"singular values; Ember has no SVD yet (ord None, 'fro', 1, -1, "
-                              f"inf and -inf work)")
+    if ord in (2, -2, "nuc"):
+        s = svdvals(enp.moveaxis(x, axes, (-2, -1)))
+        out = {2: enp.max, -2: enp.min, "nuc": enp.sum}[ord](s, axis=-1)
+        return enp.expand_dims(out, axes) if keepdims else out
+    raise ValueError(f"jnp.linalg.norm requires a matrix ord in None, 'fro', 'nuc', 1, -1, 2, "
+                     f"-2, inf, -inf, got {ord!r}")
