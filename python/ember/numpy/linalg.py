@@ -24,7 +24,7 @@ from ember._src import dtypes
 from ember._src.jit import jit
 
 from . import decompositions
-from .decompositions import eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals
+from .decompositions import svdvals
 
 __all__ = ["cholesky", "det", "inv", "matrix_power", "norm", "slogdet", "solve",
            "solve_triangular", *decompositions.__all__]
