@@ -24,6 +24,7 @@ from ember._src import dtypes
 from ember._src.jit import jit
 
 from . import decompositions
+from .decompositions import *  # noqa: F403 - qr, eigh, svd and what they give
 from .decompositions import svdvals
 
 __all__ = ["cholesky", "det", "inv", "matrix_power", "norm", "slogdet", "solve",
