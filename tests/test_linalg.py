@@ -125,8 +125,14 @@ def test_errors_name_the_function_and_the_fix():
         jnp.linalg.solve(np.eye(3, dtype=np.float32), np.zeros(4, np.float32))
     with pytest.raises(TypeError, match="integer power"):
         jnp.linalg.matrix_power(np.eye(2), 1.5)
-    with pytest.raises(NotImplementedError, match="no SVD yet"):
-        jnp.linalg.norm(np.eye(3, dtype=np.float32), 2)
+    with pytest.raises(ValueError, match="matrix ord in"):
+        jnp.linalg.norm(np.eye(3, dtype=np.float32), 3)
+    with pytest.raises(ValueError, match="mode 'reduced', 'complete' or 'r'"):
+        jnp.linalg.qr(np.eye(3, dtype=np.float32), mode="full")
+    with pytest.raises(ValueError, match=r"eigh requires square matrices .* \(2, 3\)"):
+        jnp.linalg.eigh(np.zeros((2, 3), np.float32))
+    with pytest.raises(NotImplementedError, match="svd of complex matrices"):
+        jnp.linalg.svd(np.eye(2, dtype=np.complex64))
     with pytest.raises(ValueError, match="trans in 0, 1, 2"):
         elinalg.solve_triangular(np.eye(2), np.ones(2), trans="X")
 
@@ -150,3 +156,94 @@ def test_gradients_and_vmap_through_the_factorizations_match_jax():
         both = np.stack([m, m * 1.1])
         assert_close(ember.vmap(lambda v, f=f: f(jnp, v))(both),
                      jax.vmap(lambda v, f=f: f(J, v))(both), rtol=1e-4, atol=1e-4)
+
+
+# (m, n) shapes of the decompositions: square, tall, wide and batched, odd and even (a
+# tournament of Jacobi rotations pads an odd count).
+DECOMPOSED = [(4, 4), (7, 4), (2, 3, 5)]
+
+
+def _general(seed: int, shape, dtype) -> np.ndarray:
+    """Q1 diag(s) Q2 with s in [0.5, 2] of a rectangular shape."""
+    rng = np.random.default_rng(seed)
+    m, n = shape[-2:]
+    q1 = np.linalg.qr(rng.standard_normal((*shape[:-2], m, m)))[0][..., :min(m, n)]
+    q2 = np.linalg.qr(rng.standard_normal((*shape[:-2], n, n)))[0][..., :min(m, n)]
+    s = rng.uniform(0.5, 2.0, (*shape[:-2], 1, min(m, n)))
+    return ((q1 * s) @ np.swapaxes(q2, -1, -2)).astype(dtype)
+
+
+def _orthonormal_columns(q, tol) -> None:
+    q = np.asarray(q, np.float64)
+    _close(np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(q.shape[-1]),
+                                                       (*q.shape[:-2], q.shape[-1],
+                                                        q.shape[-1])), tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eigh_svd_and_qr_match_numpy(dtype):
+    @few_examples(3)
+    @given(st.sampled_from(DECOMPOSED), st.integers(0, 2**31), st.booleans())
+    def check(shape, seed, under_jit):
+        wrap = ember.jit if under_jit else (lambda f: f)
+        a = _general(seed, shape, dtype)
+        a64 = a.astype(np.float64)
+        tol = 100 * EPS[dtype] * max(shape[-2:])
+        with setting("ember_enable_x64", dtype == np.float64):
+            u, s, vt = wrap(lambda x: jnp.linalg.svd(x, full_matrices=False))(a)
+            _close(s, np.linalg.svd(a64, compute_uv=False), tol)
+            _close(np.asarray(u) * np.asarray(s)[..., None, :] @ np.asarray(vt), a64, tol)
+            _orthonormal_columns(u, tol)
+            _orthonormal_columns(np.swapaxes(np.asarray(vt), -1, -2), tol)
+            uf, _, vtf = wrap(jnp.linalg.svd)(a)  # full_matrices: square, orthonormal
+            assert uf.shape[-1] == shape[-2] and vtf.shape[-2] == shape[-1]
+            _orthonormal_columns(uf, tol)
+            q, r = wrap(jnp.linalg.qr)(a)
+            qn, rn = np.linalg.qr(a64)
+            _close(q, qn, tol)  # LAPACK's signs
+            _close(r, rn, tol)
+            assert np.all(np.tril(np.asarray(r), -1) == 0)
+            qc, rc = jnp.linalg.qr(a, mode="complete")
+            assert qc.shape[-2:] == (shape[-2],) * 2 and rc.shape == a.shape
+            _close(np.asarray(qc, np.float64) @ np.asarray(rc, np.float64), a64, tol)
+            sym = (np.swapaxes(a64, -1, -2) @ a64 - 1.5 * np.eye(shape[-1])).astype(dtype)
+            w, v = wrap(jnp.linalg.eigh)(sym)
+            scale = float(np.abs(sym.astype(np.float64)).max()) * sym.shape[-1]
+            _close(np.asarray(w) / scale, np.linalg.eigvalsh(sym.astype(np.float64)) / scale, tol)
+            _orthonormal_columns(v, tol)
+            _close(np.asarray(sym, np.float64) @ np.asarray(v, np.float64) / scale,
+                   np.asarray(v, np.float64) * np.asarray(w, np.float64)[..., None, :] / scale,
+                   tol)
+
+    check()
+
+
+def test_pinv_lstsq_rank_and_spectral_norms_match_numpy_and_jax(jax):
+    import jax.numpy as jjnp
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(6, 4)).astype(np.float32)
+    b = rng.normal(size=(6, 2)).astype(np.float32)
+    _close(jnp.linalg.pinv(a), np.linalg.pinv(a.astype(np.float64)), 1e-5)
+    low = np.outer(np.arange(1.0, 5.0), np.arange(1.0, 4.0)).astype(np.float32)  # rank 1
+    _close(jnp.linalg.pinv(low), jjnp.linalg.pinv(low), 1e-5)
+    assert int(jnp.linalg.matrix_rank(low)) == 1 == int(jjnp.linalg.matrix_rank(low))
+    assert int(jnp.linalg.matrix_rank(a)) == 4
+    for rhs in (b, b[:, 0]):
+        got, want = jnp.linalg.lstsq(a, rhs), jjnp.linalg.lstsq(a, rhs)
+        for g, w in zip(got, want, strict=True):
+            assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+            _close(g, w, 1e-5)
+    x = rng.normal(size=(2, 3, 5)).astype(np.float32)
+    for ord_, axis in [(2, (1, 2)), (-2, (2, 1)), ("nuc", (0, 2))]:
+        for keepdims in (False, True):
+            got = jnp.linalg.norm(x, ord_, axis, keepdims)
+            want = jjnp.linalg.norm(x, ord_, axis, keepdims)
+            assert got.shape == want.shape
+            _close(got, want, 2e-6)
+    w, v = jnp.linalg.eigh(np.diag(np.array([3.0, -1.0, 2.0], np.float32)))
+    assert np.array_equal(np.asarray(w), [-1, 2, 3])  # ascending, as JAX
+    assert np.array_equal(np.abs(np.asarray(v)), np.eye(3)[:, [1, 2, 0]])
+    s = jnp.linalg.svdvals(np.diag(np.array([1.0, 3.0, 2.0], np.float32)))
+    assert np.array_equal(np.asarray(s), [3, 2, 1])  # descending
+    assert jnp.linalg.qr(a, mode="r").shape == (4, 4)

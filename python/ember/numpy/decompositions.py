@@ -123,8 +123,12 @@ def _eigh(a: Any) -> tuple[Any, Any]:
         diag = enp.diagonal(a, axis1=-2, axis2=-1)
         app = diag
         aqq = enp.take(diag, partner, axis=-1)
-        apq = enp.sum(enp.where(rows[:, None] == partner[None, :], a, 0), axis=-2)
-        # the pair's own (p, q) ordering: app is the lower index's entry
+        # Both indices of a pair (p < q) read a[q, p], so they compute the same rotation
+        # bit for bit (rounding makes a[p, q] and a[q, p] differ: a near-tie of app and aqq
+        # would turn the difference into two rotations, and V would not stay orthogonal).
+        pairs = rows[:, None] == partner[None, :]  # a[partner[i], i], a[i, partner[i]]
+        apq = enp.where(first, enp.sum(enp.where(pairs, a, 0), axis=-2),
+                        enp.sum(enp.where(enp.swapaxes(pairs, 0, 1), a, 0), axis=-1))
         lo_d, hi_d = enp.where(first, app, aqq), enp.where(first, aqq, app)
         c, s, t = _angles(lo_d, hi_d, apq)
         cc, ss = _rotation(c, s, first)
@@ -132,8 +136,7 @@ def _eigh(a: Any) -> tuple[Any, Any]:
         # Rutishauser's form: the pair's diagonal moves by t apq and its off-diagonal entry is
         # zero, exactly (rotated, both carry the rounding of every entry of their rows).
         d = diag + enp.where(first, -t, t) * apq
-        a = enp.where(rows[:, None] == rows[None, :], d[..., None, :],
-                      enp.where(rows[:, None] == partner[None, :], 0, a))
+        a = enp.where(rows[:, None] == rows[None, :], d[..., None, :], enp.where(pairs, 0, a))
         return a, _combine(v, partner, cc, ss, -1)
 
     def off(state):
@@ -304,7 +307,8 @@ def matrix_rank(a: Any, rtol: Any = None, *, tol: Any = None) -> Any:
 
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     """(x minimizing |a x - b|, the squared residual norms, a's rank, its singular values),
-    as jnp.linalg.lstsq (rcond None: eps max(m, n); residuals always computed)."""
+    as jnp.linalg.lstsq (rcond None: eps max(m, n); residuals always computed, shape (k,) or
+    (1,) for a vector b)."""
     a = _real_matrix("lstsq", a)
     if a.ndim != 2:
         raise ValueError(f"jnp.linalg.lstsq requires a 2-d matrix a, got shape "
@@ -322,7 +326,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     bm = b[:, None] if vector else b
     x = enp.matmul(enp.swapaxes(vt, -1, -2),
                    inverse[:, None] * enp.matmul(enp.swapaxes(u, -1, -2), bm))
-    residual = enp.sum((bm - enp.matmul(a, x)) ** 2, axis=0)
+    residual = enp.sum((bm - enp.matmul(a, x)) ** 2, axis=0)  # (1,) for a vector b, as JAX
     if vector:
-        x, residual = x[:, 0], residual[0]
+        x = x[:, 0]
     return x, residual, enp.sum(keep).astype(np.int32), s

@@ -76,10 +76,16 @@ def broadcast_to(a, shape):
     return _broadcast(a, shape)
 
 
-def expand_dims(a, axis: int):
+def expand_dims(a, axis: int | Sequence[int]):
+    """`a` with a dim of 1 at each of `axis` (positions in the result, as NumPy's)."""
     a = asarray(a)
-    axis = axis % (a.ndim + 1)
-    return reshape(a, a.shape[:axis] + (1,) + a.shape[axis:])
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    ndim = a.ndim + len(axes)
+    axes = sorted(int(ax) % ndim for ax in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims requires distinct axes, got {axis}")
+    dims = iter(a.shape)
+    return reshape(a, tuple(1 if i in axes else next(dims) for i in range(ndim)))
 
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0):
