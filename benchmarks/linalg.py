@@ -1,7 +1,7 @@
 """ember.numpy.linalg against JAX (LAPACK) and NumPy in one process: solve with one
-right-hand side, inv, slogdet and cholesky of well-conditioned float32 matrices at several
-sizes, best of 5 after a warm-up, with time per n^3 so that the scaling shows. Run:
-`make bench`.
+right-hand side, inv, slogdet, cholesky, qr, eigh and svd of well-conditioned float32
+matrices at several sizes, best of 5 after a warm-up, with time per n^3 so that the scaling
+shows. Run: `make bench`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,13 @@ def main() -> None:
             "slogdet": (lambda x: enp.linalg.slogdet(x)[1], lambda x: jnp.linalg.slogdet(x)[1],
                         lambda x: np.linalg.slogdet(x)[1], (a,)),
             "cholesky": (enp.linalg.cholesky, jnp.linalg.cholesky, np.linalg.cholesky, (spd,)),
+            # one result of each (the last computed): best() waits for one array
+            "qr": (lambda x: enp.linalg.qr(x)[1], lambda x: jnp.linalg.qr(x)[1],
+                   lambda x: np.linalg.qr(x)[1], (a,)),
+            "eigh": (lambda x: enp.linalg.eigh(x)[1], lambda x: jnp.linalg.eigh(x)[1],
+                     lambda x: np.linalg.eigh(x)[1], (spd,)),
+            "svd": (lambda x: enp.linalg.svd(x)[0], lambda x: jnp.linalg.svd(x)[0],
+                    lambda x: np.linalg.svd(x)[0], (a,)),
         }
         for name, (ours, theirs, numpy_f, args) in rows.items():
             ours_args = [ember.device_put(x) for x in args]
