@@ -31,6 +31,21 @@ bench: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/conv.py
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) benchmarks/scaling.py
 
+# The array API standard's conformance suite (data-apis/array-api-tests, its array-api
+# submodule checked out) on ember.numpy and on jax.numpy, same settings as JAX's CI (x64 on),
+# a fixed number of examples. Not part of `make test`: CI has no copy of the suite.
+#   make array-api ARRAY_API_TESTS=/path/to/array-api-tests
+ARRAY_API_TESTS ?= ../array-api-tests
+ARRAY_API_EXAMPLES ?= 5
+array-api: $(STAMP)
+	$(PY) -m pip install -q 'hypothesis>=6.151' ndindex pytest-json-report
+	for ns in ember.numpy jax.numpy; do \
+	  (cd $(ARRAY_API_TESTS) && ARRAY_API_TESTS_MODULE=$$ns ARRAY_API_TESTS_VERSION=2024.12 \
+	   EMBER_ENABLE_X64=1 JAX_ENABLE_X64=1 $(abspath $(PY)) -m pytest array_api_tests \
+	   -n 2 -p no:cacheprovider --max-examples=$(ARRAY_API_EXAMPLES) --disable-warnings -q \
+	   2>&1 | tail -n 1 | sed "s/^/$$ns: /"); \
+	done
+
 irdl: $(STAMP)
 	$(PY) -m ember.dialect.irdl > dialect/ember.irdl.mlir
 
@@ -39,4 +54,4 @@ irdl: $(STAMP)
 gpu-bundle: $(STAMP)
 	$(PY) -m ember.tools.gpu_check build gpu_bundle
 
-.PHONY: venv demo test bench irdl gpu-bundle
+.PHONY: venv demo test bench irdl gpu-bundle array-api

@@ -20,6 +20,7 @@ import numpy as np
 from ember import lax
 from ember import numpy as enp
 from ember._src import dtypes
+from ember._src.custom import custom_jvp
 from ember._src.jit import jit
 
 __all__ = ["eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd", "svdvals"]
@@ -154,12 +155,31 @@ def _eigh(a: Any) -> tuple[Any, Any]:
             enp.take_along_axis(v, order[..., None, :], axis=-1))
 
 
+@custom_jvp
+def _eigh_differentiable(a: Any) -> tuple[Any, Any]:
+    return _eigh(a)
+
+
+@_eigh_differentiable.defjvp
+def _eigh_jvp(primals: tuple, tangents: tuple) -> tuple:
+    """JAX's rule: with V^T dA V = M, dw = diag(M) and dV = V (F * M), F[i, j] =
+    1 / (w[j] - w[i]) off the diagonal (dA symmetrized as A is)."""
+    (a,), (da,) = primals, tangents
+    w, v = _eigh_differentiable(a)
+    da = (da + enp.swapaxes(da, -1, -2)) / 2
+    m = enp.matmul(enp.swapaxes(v, -1, -2), enp.matmul(da, v))
+    eye = enp.eye(a.shape[-1], dtype=a.dtype)
+    f = 1 / (eye + w[..., None, :] - w[..., :, None]) - eye
+    return (w, v), (enp.diagonal(m, axis1=-2, axis2=-1), enp.matmul(v, f * m))
+
+
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> tuple[Any, Any]:
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices. The matrix is
-    symmetrized ((a + a^T) / 2, JAX's default), so UPLO is not read."""
+    symmetrized ((a + a^T) / 2, JAX's default), so UPLO is not read. Differentiable (JAX's
+    rule), also in reverse mode."""
     if UPLO not in (None, "L", "U"):
         raise ValueError(f"jnp.linalg.eigh requires UPLO 'L' or 'U', got {UPLO!r}")
-    return _eigh(_real_matrix("eigh", a, square=True))
+    return _eigh_differentiable(_real_matrix("eigh", a, square=True))
 
 
 def eigvalsh(a: Any, UPLO: str | None = None) -> Any:
@@ -289,17 +309,25 @@ def _cutoff(s: Any, rtol: Any, shape: tuple[int, ...]) -> Any:
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
     """The Moore-Penrose pseudo-inverse: V diag(1/s) U^T over the singular values above rtol
     times the largest (default 10 max(m, n) eps, as JAX)."""
-    a = _real_matrix("pinv", a)
-    u, s, vt = svd(a, full_matrices=False)
-    keep = s > _cutoff(s, rtol if rcond is None else rcond, a.shape)
+    return _pinv(_real_matrix("pinv", a), rtol if rcond is None else rcond)
+
+
+@jit
+def _pinv(a: Any, rtol: Any) -> Any:
+    u, s, vt = _svd(a, False, True)
+    keep = s > _cutoff(s, rtol, a.shape)
     inverse = enp.where(keep, 1 / enp.where(keep, s, 1), 0)
     return enp.matmul(enp.swapaxes(vt, -1, -2) * inverse[..., None, :], enp.swapaxes(u, -1, -2))
 
 
 def matrix_rank(a: Any, rtol: Any = None, *, tol: Any = None) -> Any:
     """The number of singular values above rtol times the largest (or above tol)."""
-    a = _real_matrix("matrix_rank", a)
-    s = svdvals(a)
+    return _matrix_rank(_real_matrix("matrix_rank", a), rtol, tol)
+
+
+@jit
+def _matrix_rank(a: Any, rtol: Any, tol: Any) -> Any:
+    s = _svd(a, False, False)
     limit = enp.asarray(tol, s.dtype)[..., None] if tol is not None else _cutoff(s, rtol,
                                                                                  a.shape)
     return enp.sum(s > limit, axis=-1)
@@ -314,11 +342,16 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
         raise ValueError(f"jnp.linalg.lstsq requires a 2-d matrix a, got shape "
                          f"{tuple(a.shape)}")
     b = enp.asarray(b).astype(a.dtype)
-    vector = b.ndim == 1
     if b.shape[0] != a.shape[0] or b.ndim > 2:
         raise ValueError(f"jnp.linalg.lstsq requires b of shape ({a.shape[0]},) or "
                          f"({a.shape[0]}, k), got {tuple(b.shape)}")
-    u, s, vt = svd(a, full_matrices=False)
+    return _lstsq(a, b, rcond)
+
+
+@jit
+def _lstsq(a: Any, b: Any, rcond: Any) -> tuple[Any, Any, Any, Any]:
+    vector = b.ndim == 1
+    u, s, vt = _svd(a, False, True)
     if rcond is None:
         rcond = float(np.finfo(a.dtype).eps) * max(a.shape)
     keep = s > rcond * enp.max(s)
