@@ -66,16 +66,23 @@ _AGGRESSIVE_FUSION = "--iree-dispatch-creation-enable-aggressive-fusion"
 _NOT_FOR_AGGRESSIVE_FUSION = re.compile(r"\bscf\.|tensor\.extract ")
 
 
+# IREE 3.13's evaluation of constant subexpressions at compile time fails on some modules
+# ("jit global source initialization order invalid: global ... has no value", seen on a
+# module of a dozen complex constant expressions): the last attempt computes them at load.
+_NO_CONST_EVAL = "--iree-opt-const-eval=false"
+
+
 def attempts(text: str, tgt: Target) -> tuple[Target, ...]:
     """The targets to compile `text` for, in turn, until one succeeds."""
+    last = (tgt, _with(tgt, _NO_CONST_EVAL))
     if tgt.name.partition(":")[0] not in TARGETS or _NOT_FOR_AGGRESSIVE_FUSION.search(text):
-        return (tgt,)
-    return (_fusing(tgt), tgt)
+        return last
+    return (_with(tgt, _AGGRESSIVE_FUSION), *last)
 
 
 @functools.cache
-def _fusing(tgt: Target) -> Target:
-    return Target(tgt.name, (*tgt.flags, _AGGRESSIVE_FUSION))
+def _with(tgt: Target, flag: str) -> Target:
+    return Target(tgt.name, (*tgt.flags, flag))
 
 
 # GPU targets: "cuda" or "cuda:sm_90" picks the architecture. CUDA modules carry PTX, which

@@ -64,6 +64,8 @@ def _sort() -> OpDef:
                  (keys.shape, payload.shape))
         _require(0 <= dimension < keys.ndim, name, f"dimension in [0, {keys.ndim})",
                  dimension)
+        _require(kind(keys.dtype) != "c", name, "real keys (complex numbers have no order; "
+                 "sort by their real part or abs)", keys.dtype)
         return ShapedArray(payload.shape, payload.dtype, payload.weak_type)
 
     def reference(keys, payload, *, dimension):

@@ -246,3 +246,19 @@ def test_fft_axes_sizes_and_helpers_match_jax():
         enp.fft.fft(z, norm="both")
     with pytest.raises(ValueError, match="positive length n"):
         enp.fft.fft(z, n=0)
+
+
+def test_norms_closeness_rounding_and_ranges_match_jax():
+    z = np.array([3 + 4j, 1 - 1j, -2j], np.complex64)
+    w = z + np.complex64(1e-7)
+
+    def cases(ns):
+        return (ns.linalg.norm(z), ns.linalg.norm(z, 1), ns.linalg.norm(z, np.inf),
+                ns.linalg.norm(ns.outer(z, z)), ns.isclose(z, w), ns.round(z * 1.37, 1),
+                ns.reciprocal(z), ns.linspace(0, 1j, 3), ns.nan_to_num(z), ns.cumprod(z),
+                ns.trace(ns.outer(z, z)), ns.outer(z, z) @ ns.ones(3, ns.float32))
+
+    for a, b in zip(ember.jit(lambda: cases(enp))(), cases(jnp), strict=True):
+        assert_near(a, b, rtol=1e-6)
+    with pytest.raises(VerifyError, match="real keys"):
+        enp.sort(z)

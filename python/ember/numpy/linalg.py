@@ -227,28 +227,28 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     -1, inf, -inf, and from the singular values 2, -2, 'nuc') over `axis`, as
     jnp.linalg.norm."""
     x = enp.asarray(x)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fc":
         x = x.astype(dtypes.default_float())
+    a = enp.abs(x)  # real: the magnitudes of complex entries
     if axis is None:
         if ord is None:
-            out = enp.sqrt(enp.sum(x * x))
+            out = enp.sqrt(enp.sum(a * a))
             return enp.reshape(out, (1,) * x.ndim) if keepdims else out
         axis = tuple(range(x.ndim)) if x.ndim <= 2 else None
         if axis is None:
             raise ValueError(f"jnp.linalg.norm requires axis for ord={ord!r} on an array of "
                              f"{x.ndim} dimensions")
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    axes = tuple(a % x.ndim for a in axes)
-    a = enp.abs(x)
+    axes = tuple(ax % x.ndim for ax in axes)
     if len(axes) == 1:
         if ord is None or ord == 2:
-            return enp.sqrt(enp.sum(x * x, axis=axes, keepdims=keepdims))
+            return enp.sqrt(enp.sum(a * a, axis=axes, keepdims=keepdims))
         if ord == np.inf:
             return enp.max(a, axis=axes, keepdims=keepdims)
         if ord == -np.inf:
             return enp.min(a, axis=axes, keepdims=keepdims)
         if ord == 0:
-            return enp.sum(x != 0, axis=axes, keepdims=keepdims).astype(x.dtype)
+            return enp.sum(x != 0, axis=axes, keepdims=keepdims).astype(a.dtype)
         if ord == 1:
             return enp.sum(a, axis=axes, keepdims=keepdims)
         if isinstance(ord, str):
@@ -261,7 +261,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
                          f"{axis!r}")
     rows, cols = axes
     if ord is None or ord == "fro":
-        return enp.sqrt(enp.sum(x * x, axis=axes, keepdims=keepdims))
+        return enp.sqrt(enp.sum(a * a, axis=axes, keepdims=keepdims))
     if ord in (1, -1, np.inf, -np.inf):
         sum_over, then = (rows, cols) if ord in (1, -1) else (cols, rows)
         sums = enp.sum(a, axis=sum_over, keepdims=True)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember.dialect import ops
-from ember.dialect.types import Dim, ShapedArray, kind, symbolic
+from ember.dialect.types import Dim, ShapedArray, kind, real_dtype, symbolic
 from ember.runtime import Array
 
 from .._src import dtypes as _dt
@@ -441,12 +441,15 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace requires num >= 0, got {num}")
-    dtype = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float()
-    compute = dtype if kind(dtype) == "f" else _dt.default_float()
+    if dtype is None:  # floats, or complex numbers between complex ends (as JAX)
+        dtype = _dt.promote(*(_dt.dtype_and_weak(v) for v in (start, stop)),
+                            (_dt.default_float(), True))[0]
+    dtype = _dt.canonicalize(dtype)
+    compute = dtype if kind(dtype) in "fc" else _dt.default_float()
     start_, stop_ = (_base.astype(asarray(v), compute) for v in (start, stop))
     div = (num - 1) if endpoint else num
     step = _uf.true_divide(_uf.subtract(stop_, start_), builtins.max(div, 1))
-    i = bind(ops.IOTA, dimension=0, shape=(num,), dtype=compute)
+    i = bind(ops.IOTA, dimension=0, shape=(num,), dtype=real_dtype(compute))
     shape = (num,) + tuple(start_.shape)
     i = reshape(i, (num,) + (1,) * start_.ndim)
     out = _uf.add(start_, _uf.multiply(i, step)) if num else _cr.zeros(shape, compute)

@@ -234,6 +234,8 @@ def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001
                         ".astype(int) first")
     if kind(a.dtype) in "iu" and decimals >= 0:
         return a
+    if kind(a.dtype) == "c":  # each part, as JAX
+        return bind(ops.COMPLEX, round(real(a), decimals), round(imag(a), decimals))
     if decimals == 0:
         return rint(a)
     return _round_scaled(int(decimals))(a)
@@ -325,7 +327,7 @@ def _nan_to_num(x: Any, nan: Any, posinf: Any, neginf: Any) -> Any:
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Any:
     a, b = _promoted(a, b)
-    if kind(a.dtype) != "f":
+    if kind(a.dtype) not in "fc":
         return equal(a, b)
     close = less_equal(absolute(subtract(a, b)),
                            add(atol, multiply(rtol, absolute(b))))
@@ -434,7 +436,7 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001
 
 @_eager_as_one_module
 def reciprocal(x: Any) -> Any:
-    return true_divide(1, x) if kind(asarray(x).dtype) == "f" else \
+    return true_divide(1, x) if kind(asarray(x).dtype) in "fc" else \
         floor_divide(1, x)
 
 
