@@ -164,3 +164,19 @@ func.func @split_reductions(%x: tensor<2x3x65536xf32>, %y: tensor<262147xf32>) -
   %1 = "ember.reduce_max"(%y) {axes = array<i64: 0>} : (tensor<262147xf32>) -> tensor<f32>
   return %0, %1 : tensor<3xf32>, tensor<f32>
 }
+
+// Complex numbers lower to the complex dialect: arithmetic, a part, and a sum whose
+// identity is a complex.constant.
+// CHECK-LABEL: func.func @complex
+// CHECK: complex.create
+// CHECK: complex.mul
+// CHECK: complex.abs
+// CHECK: complex.constant [0.000000e+00 : f32, 0.000000e+00 : f32] : complex<f32>
+// CHECK: complex.add
+func.func @complex(%re: tensor<4xf32>, %im: tensor<4xf32>) -> (tensor<4xf32>, tensor<complex<f32>>) {
+  %z = "ember.complex"(%re, %im) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xcomplex<f32>>
+  %sq = "ember.mul"(%z, %z) : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %m = "ember.abs"(%sq) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  %s = "ember.reduce_sum"(%z) {axes = array<i64: 0>} : (tensor<4xcomplex<f32>>) -> tensor<complex<f32>>
+  return %m, %s : tensor<4xf32>, tensor<complex<f32>>
+}
