@@ -262,3 +262,17 @@ def test_norms_closeness_rounding_and_ranges_match_jax():
         assert_near(a, b, rtol=1e-6)
     with pytest.raises(VerifyError, match="real keys"):
         enp.sort(z)
+
+
+def test_grad_and_vmap_through_fft_match_jax():
+    x = np.random.default_rng(3).normal(size=8).astype(np.float32)
+
+    def power(ns):
+        return lambda x: ns.sum(ns.abs(ns.fft.rfft(x * 2)) ** 2)
+
+    def phases(ns):
+        return lambda z: ns.sum(ns.real(ns.fft.ifft(ns.exp(1j * z))))
+
+    assert_near(ember.grad(power(enp))(x), jax.grad(power(jnp))(x), rtol=1e-5)
+    both = np.stack([x, 2 * x])
+    assert_near(ember.vmap(phases(enp))(both), jax.vmap(phases(jnp))(both), rtol=1e-5)
