@@ -284,7 +284,7 @@ def test_empty_like_has_the_shape_and_dtype():
 def test_scalar_types_are_dtypes_and_constructors():
     """jnp.int32 is a dtype everywhere NumPy takes one, and callable, as in JAX."""
     for name in ("bool_", "int8", "int32", "uint8", "uint32", "float16", "float32",
-                 "bfloat16"):
+                 "bfloat16", "complex64"):
         ours, theirs = getattr(enp, name), getattr(jnp, name)
         assert np.dtype(ours) == np.dtype(theirs) and ours == np.dtype(theirs)
         assert np.zeros(2, ours).dtype == np.dtype(theirs)
@@ -294,6 +294,8 @@ def test_scalar_types_are_dtypes_and_constructors():
     assert_close(enp.float32(enp.arange(3)), jnp.float32(jnp.arange(3)))
     assert ember.jit(lambda x: enp.int32(x) + 1)(2.7).dtype == np.int32
     assert enp.arange(3).dtype == enp.int32 and {enp.float32: 1}[np.dtype(np.float32)] == 1
+    # what is no dtype compares unequal (np.dtype raises ValueError for some of them)
+    assert enp.float32 != ("not", "a", "dtype", 1) and enp.int32 != {"a": 1}
     assert enp.issubdtype(enp.bfloat16, enp.floating) == jnp.issubdtype(jnp.bfloat16,
                                                                          jnp.floating)
     assert enp.issubdtype(enp.uint8, enp.integer) and not enp.issubdtype(enp.int8,

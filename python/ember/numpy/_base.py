@@ -50,7 +50,7 @@ class _ScalarType:
     def __eq__(self, other: object) -> bool:
         try:
             return self.dtype == np.dtype(other)
-        except TypeError:
+        except (TypeError, ValueError):  # not a dtype (np.dtype raises either)
             return NotImplemented
 
     def __hash__(self) -> int:
