@@ -7,29 +7,17 @@ with time per n log2 n of a row so that the scaling shows. Run: `make bench`.
 from __future__ import annotations
 
 import math
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from linalg import best  # benchmarks/ is the script's directory: its first sys.path entry
 
 import ember
 import ember.numpy as enp
 
 LENGTHS = (64, 1021, 1024, 4096)
 ROWS = 64
-
-
-def best(f, *args, reps: int = 5) -> float:
-    f(*args)  # warm-up: compiles
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        out = f(*args)
-        if hasattr(out, "block_until_ready"):
-            out.block_until_ready()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
