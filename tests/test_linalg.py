@@ -280,3 +280,22 @@ def test_eigh_differentiates_and_batches_like_jax(jax):
     both = np.stack([a, a * 2 + 1])
     assert_close(ember.vmap(lambda m: jnp.linalg.eigvalsh(m))(both),
                  jax.vmap(lambda m: J.linalg.eigvalsh(m))(both), rtol=1e-5, atol=1e-5)
+
+
+def test_the_array_api_linalg_extension_matches_jax(jax):
+    import jax.numpy as jjnp
+
+    x = np.random.default_rng(9).normal(size=(2, 3, 4)).astype(np.float32)
+
+    def cases(ns):
+        la = ns.linalg
+        return (la.vector_norm(x), la.vector_norm(x, axis=(0, 2), keepdims=True, ord=1),
+                la.matrix_norm(x), la.matrix_norm(x, ord=np.inf, keepdims=True),
+                la.trace(x[:, :3, :3], offset=1), la.diagonal(x, offset=-1),
+                la.cross(x[..., :3], x[..., 1:]), la.vecdot(x, x), la.outer(x[0, 0], x[1, 1]),
+                la.matrix_transpose(x), la.matmul(x, la.matrix_transpose(x)),
+                la.tensordot(x, x, axes=([1, 2], [1, 2])))
+
+    for a, b in zip(ember.jit(lambda: cases(jnp))(), cases(jjnp), strict=True):
+        assert np.shape(a) == np.shape(b)
+        _close(a, b, 1e-5)

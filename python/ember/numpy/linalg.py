@@ -27,8 +27,10 @@ from . import decompositions
 from .decompositions import *  # noqa: F403 - qr, eigh, svd and what they give
 from .decompositions import svdvals
 
-__all__ = ["cholesky", "det", "inv", "matrix_power", "norm", "slogdet", "solve",
-           "solve_triangular", *decompositions.__all__]
+__all__ = ["cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm",
+           "matrix_power", "matrix_transpose", "norm", "outer", "slogdet", "solve",
+           "solve_triangular", "tensordot", "trace", "vecdot", "vector_norm",
+           *decompositions.__all__]
 
 
 def _float_matrix(name: str, a: Any, square: bool = True) -> Any:
@@ -274,3 +276,44 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         return enp.expand_dims(out, axes) if keepdims else out
     raise ValueError(f"jnp.linalg.norm requires a matrix ord in None, 'fro', 'nuc', 1, -1, 2, "
                      f"-2, inf, -inf, got {ord!r}")
+
+
+# ----------------------------------------------------------------------------- array API
+# The standard's linalg extension: ember.numpy's functions over the last axes.
+
+matmul, matrix_transpose, outer, tensordot = (enp.matmul, enp.matrix_transpose, enp.outer,
+                                              enp.tensordot)
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    return enp.cross(x1, x2, axis=axis)
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    return enp.diagonal(x, offset, axis1=-2, axis2=-1)
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    return enp.trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    return enp.vecdot(x1, x2, axis=axis)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+    return norm(x, ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
+                ord: Any = 2) -> Any:  # noqa: A002
+    """The vector norm over `axis` (all axes by default, several axes flattened into one)."""
+    x = enp.asarray(x)
+    axes = tuple(range(x.ndim)) if axis is None else (
+        (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis))
+    axes = tuple(a % max(x.ndim, 1) for a in axes)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    flat = enp.reshape(enp.transpose(x, (*kept, *axes)),
+                       (*(x.shape[d] for d in kept), -1))
+    out = norm(flat, ord, axis=-1)
+    return enp.expand_dims(out, axes) if keepdims else out
