@@ -131,8 +131,10 @@ def test_errors_name_the_function_and_the_fix():
         jnp.linalg.qr(np.eye(3, dtype=np.float32), mode="full")
     with pytest.raises(ValueError, match=r"eigh requires square matrices .* \(2, 3\)"):
         jnp.linalg.eigh(np.zeros((2, 3), np.float32))
-    with pytest.raises(NotImplementedError, match="svd of complex matrices"):
-        jnp.linalg.svd(np.eye(2, dtype=np.complex64))
+    for f in (jnp.linalg.svd, jnp.linalg.solve_triangular, jnp.linalg.inv):
+        with pytest.raises(NotImplementedError, match="of complex matrices"):
+            f(*[np.eye(2, dtype=np.complex64)] * (2 if f is jnp.linalg.solve_triangular
+                                                  else 1))
     with pytest.raises(ValueError, match="trans in 0, 1, 2"):
         elinalg.solve_triangular(np.eye(2), np.ones(2), trans="X")
 

@@ -29,6 +29,9 @@ _MAX_SWEEPS = 30
 
 
 def _real_matrix(name: str, a: Any, square: bool = False) -> Any:
+    """`a` as float32/float64 matrices (..., m, n) for jnp.linalg.`name` (integers and
+    narrower floats in the default float); complex ones are refused, not cut to their real
+    part."""
     a = enp.asarray(a)
     if a.ndim < 2 or (square and a.shape[-1] != a.shape[-2]):
         raise ValueError(f"jnp.linalg.{name} requires {'square ' if square else ''}matrices "

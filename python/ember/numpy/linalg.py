@@ -25,22 +25,12 @@ from ember._src.jit import jit
 
 from . import decompositions
 from .decompositions import *  # noqa: F403 - qr, eigh, svd and what they give
-from .decompositions import svdvals
+from .decompositions import _real_matrix, svdvals
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_transpose", "norm", "outer", "slogdet", "solve",
            "solve_triangular", "tensordot", "trace", "vecdot", "vector_norm",
            *decompositions.__all__]
-
-
-def _float_matrix(name: str, a: Any, square: bool = True) -> Any:
-    a = enp.asarray(a)
-    if a.ndim < 2 or (square and a.shape[-1] != a.shape[-2]):
-        raise ValueError(f"jnp.linalg.{name} requires {'square ' if square else ''}matrices "
-                         f"(..., n, n) as its argument, got shape {tuple(a.shape)}")
-    if a.dtype.kind != "f":
-        a = a.astype(dtypes.default_float())
-    return a
 
 
 def _index(n: int) -> Any:
@@ -115,7 +105,7 @@ def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
 @enp._base._eager_jit()
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b: b of shape (n,) or (..., n, k), as in NumPy 2 and JAX."""
-    a, b, vector = _system("jnp.linalg.solve", _float_matrix("solve", a), b)
+    a, b, vector = _system("jnp.linalg.solve", _real_matrix("solve", a, square=True), b)
     n = a.shape[-1]
     x, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), n, singular_ok=False)
     return x[..., 0] if vector else x
@@ -124,7 +114,7 @@ def solve(a: Any, b: Any) -> Any:
 @jit
 @enp._base._eager_jit()
 def inv(a: Any) -> Any:
-    a = _float_matrix("inv", a)
+    a = _real_matrix("inv", a, square=True)
     n = a.shape[-1]
     return solve(a, enp.broadcast_to(enp.eye(n, dtype=a.dtype), a.shape))
 
@@ -133,7 +123,7 @@ def inv(a: Any) -> Any:
 @enp._base._eager_jit()
 def slogdet(a: Any) -> tuple[Any, Any]:
     """(sign, log|det|), as jnp.linalg.slogdet; sign 0 and log -inf for a singular a."""
-    a = _float_matrix("slogdet", a)
+    a = _real_matrix("slogdet", a, square=True)
     _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
     sign = sign * enp.prod(enp.sign(pivots), axis=-1)
     return sign, enp.sum(enp.log(enp.abs(pivots)), axis=-1)
@@ -142,7 +132,7 @@ def slogdet(a: Any) -> tuple[Any, Any]:
 @jit
 @enp._base._eager_jit()
 def det(a: Any) -> Any:
-    a = _float_matrix("det", a)
+    a = _real_matrix("det", a, square=True)
     _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
     return sign * enp.prod(pivots, axis=-1)
 
@@ -152,7 +142,7 @@ def det(a: Any) -> Any:
 def cholesky(a: Any) -> Any:
     """The lower factor L of a = L L^T (a symmetrized first, as JAX does); nan where a is
     not positive definite."""
-    a = _float_matrix("cholesky", a)
+    a = _real_matrix("cholesky", a, square=True)
     a = (a + enp.swapaxes(a, -1, -2)) / 2
     n = a.shape[-1]
     rows = _index(n)
@@ -181,7 +171,7 @@ def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
 
 @jit(static_argnums=(2, 3, 4))
 def _solve_triangular(a: Any, b: Any, transpose: bool, lower: bool, unit: bool) -> Any:
-    a = _float_matrix("solve_triangular", a)
+    a = _real_matrix("solve_triangular", a, square=True)
     n = a.shape[-1]
     if transpose:
         a, lower = enp.swapaxes(a, -1, -2), not lower
