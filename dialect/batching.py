@@ -236,8 +236,8 @@ NOT_YET: dict[OpDef, str] = {
     ops.ELEMENTWISE_FOR: "made by a pass after batching, never traced",
     ops.IF: "batched by the transformation itself: every branch, then a select",
     ops.CASE: "batched by the transformation itself: every branch, then a select chain",
-    ops.CALL: "batched by the transformation itself: its body inline (its derivative rule "
-              "does not carry over to the batched function)",
+    ops.CALL: "batched by the transformation itself: one call of the batched body whose "
+              "rule is the original rule mapped over the batch (a checkpoint: inline)",
     ops.WHILE: "batched by the transformation itself: every carry batched, run while some "
                "element's predicate holds, the others keeping their carries",
     ops.FOR: "batched by the transformation itself: one loop, its carries batched as the "

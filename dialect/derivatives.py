@@ -338,13 +338,65 @@ def _take(b, ct, xs, y, p):
 
 
 def _cumulative(b, ct, xs, y, p):
-    if p["combiner"] != "sum":
-        raise NotImplementedError(f"the derivative of a cumulative {p['combiner']} is not "
-                                  f"supported yet")
+    """sum: a reversed running sum. prod/max/min: the vjp of the same running reduction
+    written as a parallel prefix scan of slices and combines, as JAX differentiates them
+    (exact with zeros, no division; ties in max/min split the same way as JAX's)."""
     axis = int(p["axis"])
-    flipped = _e(b, ops.REV, ct, dimensions=(axis,))
-    summed = _e(b, ops.CUMULATIVE, flipped, axis=axis, combiner="sum")
-    return [_e(b, ops.REV, summed, dimensions=(axis,))]
+    if p["combiner"] == "sum":
+        flipped = _e(b, ops.REV, ct, dimensions=(axis,))
+        summed = _e(b, ops.CUMULATIVE, flipped, axis=axis, combiner="sum")
+        return [_e(b, ops.REV, summed, dimensions=(axis,))]
+    combine = {"prod": ops.MUL, "max": ops.MAX, "min": ops.MIN}[p["combiner"]]
+    return b.vjp(lambda x: [_prefix_scan(b, x, axis, combine)], [xs[0]], [ct])
+
+
+def _prefix_scan(b, x, axis: int, combine: OpDef):
+    """Inclusive running `combine` along `axis` in O(log n) rounds: combine neighbouring
+    pairs, scan the pairs (the odd positions' results), then the even positions from them."""
+    n = b.aval(x).shape[axis]
+    if n < 2:
+        return x
+
+    def take(v, start, stop, stride=1):
+        shape = b.aval(v).shape
+        lo, hi, st = [0] * len(shape), list(shape), [1] * len(shape)
+        lo[axis], hi[axis], st[axis] = start, stop, stride
+        return _e(b, ops.SLICE, v, start_indices=tuple(lo), limit_indices=tuple(hi),
+                  strides=tuple(st))
+
+    odd = _prefix_scan(b, _e(b, combine, take(x, 0, n - 1, 2), take(x, 1, n, 2)), axis,
+                       combine)
+    m = n // 2  # odd positions
+    rest = take(x, 2, n, 2)
+    even = _e(b, combine, take(odd, 0, m - 1) if n % 2 == 0 else odd, rest) if n > 2 else None
+    even = take(x, 0, 1) if even is None else _e(b, ops.CONCATENATE, take(x, 0, 1), even,
+                                                 dimension=axis)
+    return _interleave(b, even, odd, axis)
+
+
+def _interleave(b, even, odd, axis: int):
+    """even[0], odd[0], even[1], ... along `axis` (even as long as odd or one longer)."""
+    e_shape, o_len = b.aval(even).shape, b.aval(odd).shape[axis]
+    e_len = e_shape[axis]
+    if o_len < e_len:  # a stand-in last odd element, cut off again at the end
+        shape = b.aval(even).shape
+        lo = [0] * len(shape)
+        lo[axis] = e_len - 1
+        odd = _e(b, ops.CONCATENATE, odd, _e(b, ops.SLICE, even, start_indices=tuple(lo),
+                                             limit_indices=shape, strides=(1,) * len(shape)),
+                 dimension=axis)
+    pair = (*e_shape[:axis + 1], 1, *e_shape[axis + 1:])
+    both = _e(b, ops.CONCATENATE, _e(b, ops.RESHAPE, even, shape=pair),
+              _e(b, ops.RESHAPE, odd, shape=pair), dimension=axis + 1)
+    shape = list(e_shape)
+    shape[axis] = 2 * e_len
+    out = _e(b, ops.RESHAPE, both, shape=tuple(shape))
+    if o_len == e_len:
+        return out
+    hi = list(shape)
+    hi[axis] = e_len + o_len
+    return _e(b, ops.SLICE, out, start_indices=(0,) * len(shape), limit_indices=tuple(hi),
+              strides=(1,) * len(shape))
 
 
 def _reduce_prod(b, ct, xs, y, p):
@@ -404,12 +456,12 @@ def _sort(b, ct, xs, y, p):
 def _scatter(b, ct, xs, y, p):
     """`add`: the operand's cotangent passes through, each update's is the cotangent at its
     position. `set`: overwritten positions get none, and an update gets the cotangent only
-    if it is the last write to its position (found by scattering the update numbers)."""
-    x, positions, _ = xs
+    if it is the last write to its position (found by scattering the update numbers).
+    `mul`: the operand's is scaled by the product of its updates; an update's by the
+    operand and the product of the others (JAX supports only unique positions here).
+    `min`/`max`: shared evenly by the operand and updates equal to the result (JAX's)."""
+    x, positions, u = xs
     combine = p["combine"]
-    if combine not in ("add", "set"):
-        raise NotImplementedError(f"the derivative of a scatter with combine={combine!r} "
-                                  f"(x.at[i].{combine}) is not supported yet")
     n, m = b.aval(x).shape[0], b.aval(positions).shape[0]
     pos_aval = b.aval(positions)
     inside = _e(b, ops.AND,
@@ -418,17 +470,47 @@ def _scatter(b, ct, xs, y, p):
     zeros = _zeros(b, b.like((m,), b.aval(ct).dtype))
     if n == 0:
         return [ct, None, zeros]
-    gathered = _e(b, ops.TAKE, ct, positions, axis=0)
+
+    def at(v):  # v at each update's position
+        return _e(b, ops.TAKE, v, positions, axis=0)
+
+    def scattered(start, v, how):
+        return _e(b, ops.SCATTER, start, positions, v, combine=how)
+
+    gathered = at(ct)
     if combine == "add":
         return [ct, None, _e(b, ops.SELECT, inside, gathered, zeros)]
-    i32 = np.dtype(np.int32)
-    number = _e(b, ops.IOTA, dimension=0, shape=(m,), dtype=i32)
-    writer = _e(b, ops.SCATTER, _c(b, -1, b.like((n,), i32)), positions, number,
-                combine="set")
-    last = _e(b, ops.AND, inside, _e(b, ops.COMPARE, _e(b, ops.TAKE, writer, positions, axis=0),
-                                     number, direction="EQ"))
-    return [_e(b, ops.SCATTER, ct, positions, zeros, combine="set"), None,
-            _e(b, ops.SELECT, last, gathered, zeros)]
+    if combine == "set":
+        i32 = np.dtype(np.int32)
+        number = _e(b, ops.IOTA, dimension=0, shape=(m,), dtype=i32)
+        writer = scattered(_c(b, -1, b.like((n,), i32)), number, "set")
+        last = _e(b, ops.AND, inside, _e(b, ops.COMPARE, at(writer), number,
+                                         direction="EQ"))
+        return [scattered(ct, zeros, "set"), None, _e(b, ops.SELECT, last, gathered, zeros)]
+    x_aval, u_aval = b.aval(x), b.aval(u)
+    if combine == "mul":
+        ones_n, ones_m = _c(b, 1, x_aval), _c(b, 1, u_aval)
+        zero_u = _e(b, ops.COMPARE, u, _c(b, 0, u_aval), direction="EQ")
+        # per position: the product of its nonzero updates and the number of zero ones
+        nonzero = at(scattered(ones_n, _e(b, ops.SELECT, zero_u, ones_m, u), "mul"))
+        zero_count = at(scattered(_zeros(b, x_aval), _e(b, ops.SELECT, zero_u, ones_m,
+                                                         _zeros(b, u_aval)), "add"))
+        none, one = [_e(b, ops.COMPARE, zero_count, _c(b, k, u_aval), direction="EQ")
+                     for k in (0, 1)]
+        safe_u = _e(b, ops.SELECT, zero_u, ones_m, u)
+        others = _e(b, ops.SELECT, zero_u, _e(b, ops.SELECT, one, nonzero, _zeros(b, u_aval)),
+                    _e(b, ops.SELECT, none, _div(b, nonzero, safe_u), _zeros(b, u_aval)))
+        g_u = _mul(b, _mul(b, gathered, at(x)), others)
+        return [_mul(b, ct, scattered(ones_n, u, "mul")), None,
+                _e(b, ops.SELECT, inside, g_u, zeros)]
+    kept = _e(b, ops.COMPARE, x, y, direction="EQ")
+    won = _e(b, ops.AND, inside, _e(b, ops.COMPARE, u, at(y), direction="EQ"))
+    one_n = _c(b, 1, x_aval)
+    count = scattered(_e(b, ops.SELECT, kept, one_n, _zeros(b, x_aval)),
+                      _e(b, ops.SELECT, won, _c(b, 1, u_aval), _zeros(b, u_aval)), "add")
+    share = _div(b, ct, _e(b, ops.MAX, count, one_n))
+    return [_e(b, ops.SELECT, kept, share, _zeros(b, x_aval)), None,
+            _e(b, ops.SELECT, won, at(share), zeros)]
 
 
 # -- control flow. Rules of ops with regions take the list of the results' cotangents and

@@ -3,6 +3,7 @@ float64 and against jax.grad, programs (MLP loss, softmax cross-entropy, layerno
 method) against JAX, composition with jit (both orders), with itself and with pytrees."""
 
 import jax  # the oracle (a test dependency)
+import jax.ad_checkpoint  # noqa: F401 - checkpoint_name, for the oracle
 import numpy as np
 import pytest
 from conftest import few_examples
@@ -115,6 +116,16 @@ STRUCTURAL = {
         jnp.sum(jnp.sort(a, axis=0) * jnp.arange(4.0)) +
         jnp.sum(a[0].at[np.array([1, 3, 1, 7])].add(a[1] * 2.0) ** 2) +
         jnp.sum(a[2].at[np.array([1, 3, 1, -9])].set(a[3] ** 2) ** 2)),
+    # running products with a zero and odd lengths; extrema; scatters that multiply (a zero
+    # update, a position written twice), take maxima and minima
+    "running_and_scatter_extrema": lambda a: (
+        jnp.sum(jnp.cumprod(a.at[1, 2].set(0.0), axis=1) ** 2) +
+        jnp.sum(jnp.cumprod(a.reshape(16)[:13] * 0.9) ** 2) +
+        jnp.sum(ember.lax.cummax(a, axis=0) * a) +
+        jnp.sum(ember.lax.cummin(a[1:], axis=1) ** 2) +
+        jnp.sum(a[0].at[np.array([1, 3, 1, 7])].multiply(a[1].at[2].set(0.0)) ** 2) +
+        jnp.sum(a[2].at[np.array([0, 3, 0, -9])].max(a[3]) ** 2) +
+        jnp.sum(a[1].at[np.array([2, 2, 1])].min(a[3, :3]) ** 2)),
     "control_flow": lambda a: _control_flow(a),
 }
 
@@ -269,8 +280,29 @@ def test_aux_stop_gradient_and_errors():
     with pytest.raises(ValueError, match="fori_loop with static start/stop"):
         ember.grad(lambda v, n: jnp.sum(ember.lax.fori_loop(0, n, lambda i, c: c * 2, v)))(
             x, np.int32(3))
-    with pytest.raises(NotImplementedError, match="combine='mul'.*not supported yet"):
-        ember.grad(lambda v: jnp.sum(v.at[np.array([0])].multiply(2.0)))(x)
+
+
+def test_ties_and_zeros_share_gradients_as_in_jax():
+    # equal elements in running and scattered extrema, zeros in running products
+    x = np.array([1.0, 3.0, 3.0, 2.0, 3.0, 0.0, 5.0], np.float32)
+    w = np.arange(1.0, 8.0, dtype=np.float32)
+    i = np.array([1, 1, 4, 2, 6, 6])
+    cases = [
+        (lambda v: jnp.sum(ember.lax.cummax(v) * w), lambda v: J.sum(jax.lax.cummax(v) * w)),
+        (lambda v: jnp.sum(ember.lax.cummin(v[::-1]) * w),
+         lambda v: J.sum(jax.lax.cummin(v[::-1]) * w)),
+        (lambda v: jnp.sum(jnp.cumprod(v) * w), lambda v: J.sum(J.cumprod(v) * w)),
+        (lambda v: jnp.sum(v.at[i].max(v[:6]) * w), lambda v: J.sum(v.at[i].max(v[:6]) * w)),
+        (lambda v: jnp.sum(v.at[i].min(v[1:]) * w), lambda v: J.sum(v.at[i].min(v[1:]) * w)),
+    ]
+    for ours, theirs in cases:
+        assert_close(ember.grad(ours)(x), jax.grad(theirs)(x), rtol=1e-6)
+    # a position multiplied twice (JAX's rule needs unique positions: the oracle multiplies
+    # once by the product of both updates)
+    assert_close(ember.grad(lambda v: jnp.sum(v.at[i[2:]].multiply(v[:4]) * w))(x),
+                 jax.grad(lambda v: J.sum(v.at[np.array([4, 2, 6])].multiply(
+                     J.stack([v[0], v[1], v[2] * v[3]]), unique_indices=True) * w))(x),
+                 rtol=1e-6)
 
 
 def test_jacobians_and_hessian_match_jax():
@@ -409,6 +441,9 @@ def test_custom_rules_and_checkpoint_match_jax():
     both = np.stack([x, 2 * x])
     assert_close(ember.vmap(ember.grad(ours))(both), jax.vmap(jax.grad(theirs))(both),
                  rtol=1e-5, atol=1e-6)
+    # grad of vmap: the batched calls keep the users' rules (`scaled`'s is wrong on purpose)
+    assert_close(ember.grad(lambda b: jnp.sum(ember.vmap(ours)(b)))(both),
+                 jax.grad(lambda b: J.sum(jax.vmap(theirs)(b)))(both), rtol=1e-5, atol=1e-6)
     # forward mode through custom_jvp (JAX refuses jvp of a custom_vjp function; Ember
     # transposes the bwd rule, which is linear in its cotangent)
     @ember.custom_jvp
@@ -423,6 +458,42 @@ def test_custom_rules_and_checkpoint_match_jax():
     # checkpoint: the backward pass computes sin again, after the cotangent is known
     text = ember.jit(ember.grad(ours)).lower(x).as_text("ember")
     assert "ember.after" in text and text.count("ember.sin") >= 2
+
+
+def test_checkpoint_policies_choose_what_is_computed_again():
+    rng = np.random.default_rng(3)
+    w, x = (rng.normal(size=s).astype(np.float32) for s in ((8, 8), (4, 8)))
+
+    def loss(lib, np_, policy):
+        def block(w, x):
+            h = lib.ad_checkpoint.checkpoint_name(np_.tanh(x @ w), "h")
+            return np_.sin(h @ w)
+        return lambda w, x: np_.sum(lib.checkpoint(block, policy=policy)(w, x) ** 2)
+
+    def policies(lib):
+        p = lib.checkpoint_policies
+        return {"none": None, "nothing": p.nothing_saveable, "everything": p.everything_saveable,
+                "dots": p.dots_saveable, "unbatched_dots": p.dots_with_no_batch_dims_saveable,
+                "h": p.save_only_these_names("h"), "not_h": p.save_any_names_but_these("h"),
+                "h_or_dots": p.save_from_both_policies(p.save_only_these_names("h"),
+                                                       p.dots_saveable)}
+
+    want = jax.grad(loss(jax, J, None))(w, x)
+    counts = {}
+    for (name, ours), theirs in zip(policies(ember).items(), policies(jax).values(),
+                                    strict=True):
+        assert_close(ember.grad(loss(ember, jnp, ours))(w, x), want, rtol=1e-5, atol=1e-5)
+        assert_close(jax.grad(loss(jax, J, theirs))(w, x), want, rtol=1e-5, atol=1e-5)
+        text = ember.jit(ember.grad(loss(ember, jnp, ours))).lower(w, x).as_text("ember")
+        counts[name] = (text.count("ember.dot_general"), text.count("ember.tanh"))
+    # forward: 2 products, 1 tanh; backward: 3 products, and what is computed again
+    assert counts["none"] == counts["nothing"] == counts["not_h"] == (7, 2)
+    assert counts["everything"] == counts["h_or_dots"] == (5, 1)
+    # tanh reads only a kept product: the forward pass's is kept too (JAX computes it again)
+    assert counts["dots"] == counts["unbatched_dots"] == (5, 1)
+    assert counts["h"] == (6, 1)  # h @ w again
+    with pytest.raises(TypeError, match="checkpoint requires a policy"):
+        ember.checkpoint(lambda v: v, policy="dots")
 
 
 def test_custom_rule_errors():

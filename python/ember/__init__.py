@@ -20,11 +20,11 @@ from ember.runtime import get as _get_device
 
 HAS_COMPILER = _importlib_util.find_spec("iree.compiler") is not None
 if HAS_COMPILER:
-    from ember import debug, lax, nn, numpy, random, scipy
+    from ember import ad_checkpoint, debug, lax, nn, numpy, random, scipy
     from ember._src import array_methods as _array_methods
     from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
     from ember._src.batching import vmap
-    from ember._src.custom import checkpoint, custom_jvp, custom_vjp, remat
+    from ember._src.custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat
     from ember._src.events import count_events
     from ember._src.jit import (
         Compiled,
@@ -104,7 +104,8 @@ def block_until_ready(tree: Any) -> Any:
 
 __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
-    "ShapedArray", "Traced", "block_until_ready", "checking_leaks", "checkpoint",
+    "ShapedArray", "Traced", "ad_checkpoint", "block_until_ready", "checking_leaks",
+    "checkpoint", "checkpoint_policies",
     "clear_caches", "config", "count_events", "custom_jvp", "custom_vjp", "debug",
     "device_put", "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev",
     "jit", "jvp", "lax", "linearize", "remat", "value_and_grad", "vjp", "vmap",

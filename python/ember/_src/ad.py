@@ -244,13 +244,46 @@ def _bind_eqn(eqn: _Eqn, ins: list[Any], env: dict[int, Any],
         regions.discard()
 
 
-def _body_function(body: _Program, free: list[int], avals: dict[int, ShapedArray]
-                   ) -> Callable:
-    """A region as a function of its arguments, then the op's free values."""
-    def run(*xs: Any) -> list[Any]:
-        n = len(body.args)
-        return _run(body, xs[:n], dict(zip(free, xs[n:], strict=True)), avals)
-    return run
+class _Body:
+    """A region as a function of its arguments, then the op's free values (what rules of
+    ops with regions get as `params["bodies"]`)."""
+
+    def __init__(self, program: _Program, free: list[int], avals: dict[int, ShapedArray]):
+        self.program, self.free, self.avals = program, free, avals
+
+    def __call__(self, *xs: Any) -> list[Any]:
+        n = len(self.program.args)
+        return _run(self.program, xs[:n], dict(zip(self.free, xs[n:], strict=True)),
+                    self.avals)
+
+    def mixed(self, inputs: Sequence[Any], saved: Callable, delay: Callable) -> list[Any]:
+        """The region computed again: on `delay(x)` of its `inputs` (the forward pass's),
+        but for the ops `saved(row, params)` picks, which are bound on the inputs themselves
+        (as are the ops they read, on demand), so they are the forward pass's own ops once
+        common subexpressions merge: kept, not computed again. An op that reads only kept
+        values is the forward pass's too (JAX would compute it again: more memory, the
+        same values)."""
+        program, n = self.program, len(self.program.args)
+        producer = {k: eqn for eqn in program.eqns for k in eqn.outs}
+        early = {**dict(zip(self.free, inputs[n:], strict=True)),
+                 **dict(zip(program.args, inputs[:n], strict=True))}
+
+        def on_early(eqn: _Eqn) -> list[Any]:
+            for k in eqn.ins + eqn.free:
+                if k not in early:
+                    on_early(producer[k])
+            outs = _bind_eqn(eqn, [early[k] for k in eqn.ins], early, self.avals)
+            early.update(zip(eqn.outs, outs, strict=True))
+            return outs
+
+        def record(eqn, ins, free, env):
+            if not saved(eqn.row, eqn.params):
+                return None
+            return [early[k] for k in eqn.outs] if eqn.outs[0] in early else on_early(eqn)
+
+        late = [delay(x) for x in inputs]
+        return _run(program, late[:n], dict(zip(self.free, late[n:], strict=True)),
+                    self.avals, record)
 
 
 def _write_only(body: _Program, j: int) -> bool:
@@ -301,7 +334,7 @@ class _Tape:
         outs = None
         if eqn.bodies:
             params = {**params,
-                      "bodies": [_body_function(b, eqn.free, self.avals) for b in eqn.bodies],
+                      "bodies": [_Body(b, eqn.free, self.avals) for b in eqn.bodies],
                       "free": len(free)}
             if eqn.row is ops.FOR:
                 bounds = [self.known.get(k) for k in eqn.ins[:2]]

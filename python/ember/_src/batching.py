@@ -20,6 +20,7 @@ from ember.dialect import batching, ops
 from ember.dialect import ir as eir
 from ember.dialect.types import ShapedArray
 
+from . import custom
 from .ad import _B, _staged, traced_region
 from .core import Regions, Tracer, current_trace
 from .dispatch import bind
@@ -138,10 +139,8 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
             done = _batched_for(trace, op, xs, flags, env, n)
         elif row is ops.WHILE:
             done = _batched_while(trace, op, xs, flags, env, n)
-        elif row is ops.CALL:  # its body inline: the call's own rule is not batched
-            body = op.regions[0].blocks[0]
-            done = _replay(trace, body, {**env, **dict(zip(body.arguments, operands,
-                                                           strict=True))}, n)
+        elif row is ops.CALL:
+            done = _batched_call(trace, op, params["key"], operands, env, n)
         elif row.regions:
             raise NotImplementedError(f"vmap of {row.name} is not supported yet "
                                       f"({batching.NOT_YET.get(row, 'no rule')})")
@@ -158,6 +157,36 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
         for value, result in zip(op.results, done, strict=True):
             env[value] = result
     raise AssertionError("a traced region ends in ember.yield")
+
+
+def _batched_call(trace, op, key: str, operands: list, env: dict, n: int
+                  ) -> list[tuple[Tracer, bool]]:
+    """A call with a rule of its own (custom_vjp, custom_jvp), batched: one call of the body
+    batched, whose rule is the original rule mapped over the batch (as JAX batches a
+    custom_vjp's fwd and bwd), so grad of vmap still uses the user's rule. A checkpoint's
+    body is replayed inline (its rule only trades memory for time)."""
+    body = op.regions[0].blocks[0]
+    if key.startswith("checkpoint") or not any(f for _, f in operands):
+        return _replay(trace, body, {**env, **dict(zip(body.arguments, operands,
+                                                       strict=True))}, n)
+    inner = custom.rule(key)
+    args = [batching.batch(_B, n, t, f) for t, f in operands]
+
+    def batched_body(*xs: Tracer) -> list[Tracer]:
+        outs = _replay(trace, body, {**env, **{a: (x, True) for a, x in zip(
+            body.arguments, xs, strict=True)}}, n)
+        return [batching.batch(_B, n, t, f) for t, f in outs]
+
+    def make_rule(in_tree, out_tree):
+        def vjp(b, cts, leaves, free, _body):
+            def one(ls, cs):
+                grads = inner(b, list(cs), list(ls), [], None)
+                return [b.dense(g, x) for g, x in zip(grads, ls, strict=False)]
+            return [*vmap(one)(list(leaves), list(cts)), *[None] * len(free)]
+        return vjp
+
+    outs = custom.call(batched_body, tuple(args), key.rstrip("0123456789"), make_rule)
+    return [(t, True) for t in outs]
 
 
 def _batched_for(trace, op, xs: list, flags: list[bool], env: dict, n: int

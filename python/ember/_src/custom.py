@@ -47,7 +47,7 @@ def _register(kind: str, make_rule: Callable) -> str:
     return key
 
 
-def _call(fun: Callable, args: tuple, kind: str, make_rule: Callable) -> Any:
+def call(fun: Callable, args: tuple, kind: str, make_rule: Callable) -> Any:
     """`fun(*args)` as one ember.call of the current trace."""
     trace = current_trace()
     leaves, in_tree = optree.tree_flatten(args, namespace=_NS)
@@ -122,7 +122,7 @@ class _Custom:
             return self.fun(*args)
         diff, full = _split(args, self.nondiff_argnums)
         nondiff = [args[i] for i in self.nondiff_argnums]
-        return _call(lambda *d: self.fun(*full(d)), diff, self.kind,
+        return call(lambda *d: self.fun(*full(d)), diff, self.kind,
                      lambda in_tree, out_tree: self._rule(name, nondiff, full, len(diff),
                                                           in_tree, out_tree))
 
@@ -188,30 +188,94 @@ class custom_jvp(_Custom):  # noqa: N801 - JAX's name
         return vjp
 
 
-def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Any = None,
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Policy | None = None,
                static_argnums: Sequence[int] = ()) -> Callable:
     """`fun`, its intermediate values not kept for the backward pass but computed again
-    from its inputs there (rematerialization: memory for time)."""
-    if policy is not None:
-        raise NotImplementedError("checkpoint policies are not supported yet: everything "
-                                  "inside is recomputed")
+    from its inputs there (rematerialization: memory for time), but for those `policy`
+    saves (`checkpoint_policies`: `policy(row, params) -> bool` for each op)."""
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint requires a policy from ember.checkpoint_policies (a "
+                        f"function of an op's row and params), got {policy!r}")
 
     def make_rule(in_tree, out_tree):
         def vjp(b, cts, leaves, free, body):
-            # inputs that wait for the cotangents, so the recomputation is not merged with
-            # the forward pass (and runs in the backward pass)
-            later = [b.emit(ops.AFTER, x, *cts) for x in [*leaves, *free]]
-            return b.vjp(body, later, cts)
+            def delay(x):
+                # a value that waits for the cotangents, so what is computed from it is not
+                # merged with the forward pass (and runs in the backward pass)
+                return b.emit(ops.AFTER, x, *cts)
+
+            def recomputed(*xs):
+                if policy is None:
+                    return body(*[delay(x) for x in xs])
+                return body.mixed(xs, policy, delay)
+            return b.vjp(recomputed, [*leaves, *free], cts)
         return vjp
 
     @functools.wraps(fun)
-    def call(*args: Any) -> Any:
+    def checkpointed(*args: Any) -> Any:
         if current_trace() is None:
             return fun(*args)
         diff, full = _split(args, tuple(static_argnums))
-        return _call(lambda *d: fun(*full(d)), diff, "checkpoint", make_rule)
+        return call(lambda *d: fun(*full(d)), diff, "checkpoint", make_rule)
 
-    return call
+    return checkpointed
 
 
 remat = checkpoint
+
+Policy = Callable[[ops.OpDef, dict], bool]
+_NAMED = "name="
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """`x` (a pytree), named for checkpoint policies (`save_only_these_names`)."""
+    if current_trace() is None:
+        return x
+
+    def make_rule(in_tree, out_tree):
+        return lambda b, cts, leaves, free, body: [*cts, *[None] * len(free)]
+    leaves, tree = optree.tree_flatten(x, namespace=_NS)
+    outs = call(lambda *v: list(v), tuple(leaves), f"{_NAMED}{name}:", make_rule)
+    return optree.tree_unflatten(tree, outs)
+
+
+def _name(row: ops.OpDef, params: dict) -> str | None:
+    key = params.get("key", "") if row is ops.CALL else ""
+    return key[len(_NAMED):key.rindex(":")] if key.startswith(_NAMED) else None
+
+
+def _dot(row: ops.OpDef, params: dict) -> bool:
+    return row is ops.DOT_GENERAL
+
+
+class checkpoint_policies:  # noqa: N801 - JAX's name
+    """Which values `checkpoint(fun, policy=...)` keeps from the forward pass (the others
+    are computed again in the backward pass), as `jax.checkpoint_policies`."""
+
+    @staticmethod
+    def everything_saveable(row: ops.OpDef, params: dict) -> bool:
+        return True
+
+    @staticmethod
+    def nothing_saveable(row: ops.OpDef, params: dict) -> bool:
+        return False
+
+    dots_saveable = checkpoint_dots = staticmethod(_dot)
+
+    @staticmethod
+    def dots_with_no_batch_dims_saveable(row: ops.OpDef, params: dict) -> bool:
+        return row is ops.DOT_GENERAL and not params["lhs_batch"]
+
+    checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+    @staticmethod
+    def save_only_these_names(*names: str) -> Policy:
+        return lambda row, params: _name(row, params) in names
+
+    @staticmethod
+    def save_any_names_but_these(*names: str) -> Policy:
+        return lambda row, params: _name(row, params) not in (None, *names)
+
+    @staticmethod
+    def save_from_both_policies(first: Policy, second: Policy) -> Policy:
+        return lambda row, params: first(row, params) or second(row, params)
