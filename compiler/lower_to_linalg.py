@@ -180,7 +180,8 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
     narrow = k == "f" and lhs.dtype.itemsize < 4
     acc = ShapedArray(result.shape, np.dtype(np.float32)) if narrow else result
     init = em.filled(acc, 0)
-    if k == "f" and not lb and lhs.ndim == rhs.ndim == 2 and lc == (1,) and rc == (0,):
+    if (k == "f" and not lb and lhs.ndim == rhs.ndim == 2 and lc == (1,) and rc == (0,)
+            and lhs.shape[1] != 1):
         name = em.fresh()
         em.emit(f"{name} = linalg.matmul ins({args[0]}, {args[1]} : {ttype(lhs)}, "
                 f"{ttype(rhs)}) outs({init} : {ttype(acc)}) -> {ttype(acc)}")
@@ -188,13 +189,16 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
     nb = len(lb)
     lfree = [i for i in range(lhs.ndim) if i not in lc + lb]
     rfree = [i for i in range(rhs.ndim) if i not in rc + rb]
-    nloop = result.ndim + len(lc)
+    # A product over one element (an outer product, as grad of a dot makes) is elementwise:
+    # no reduction loop for IREE to treat as a contraction.
+    outer = all(lhs.shape[i] == 1 for i in lc)
+    nloop = result.ndim + (0 if outer else len(lc))
 
     def dim_of(side_free, batch, contracting, i):
         if i in batch:
             return f"d{batch.index(i)}"
         if i in contracting:
-            return f"d{result.ndim + contracting.index(i)}"
+            return "0" if outer else f"d{result.ndim + contracting.index(i)}"
         offset = nb if side_free is lfree else nb + len(lfree)
         return f"d{offset + side_free.index(i)}"
 
@@ -209,10 +213,10 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
         if narrow:
             b = [_extended(em, x, etype(lhs)) for x in b]
         prod = em.scalar_body(mul, b, elem, elem)
-        return em.scalar_body(add, [out, prod], elem, elem)
+        return prod if outer else em.scalar_body(add, [out, prod], elem, elem)
 
     name = em.generic([(args[0], lhs, lmap), (args[1], rhs, rmap)], init, acc, omap,
-                      iterators(result.ndim, len(lc)), body)
+                      iterators(result.ndim, 0 if outer else len(lc)), body)
     return _rounded(em, name, acc, result) if narrow else name
 
 

@@ -94,19 +94,21 @@ def _any_op(module: mlir.Module, test) -> bool:
 
 def multiplies_matrices(module: mlir.Module) -> bool:
     """Whether some ember.dot_general of the module multiplies two matrices: both operands
-    keep free (neither batch nor contracted) dims of more than one element, so the result is
-    not a matrix-vector product, a dot product, or an outer product (which data tiling
-    only pads and packs)."""
-    def free(op: mlir.Operation, side: int, prefix: str) -> bool:
-        """Whether the operand's free dims hold more than one element (a dynamic one may)."""
-        used = {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_batch"]),
-                *mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_contracting"])}
+    keep free (neither batch nor contracted) dims of more than one element and the
+    contracted dims hold more than one, so the result is not a matrix-vector product, a dot
+    product, or an outer product (which data tiling only pads and packs)."""
+    def elements(op: mlir.Operation, side: int, prefix: str, free: bool) -> bool:
+        """Whether the operand's free (or contracted) dims hold more than one element (a
+        dynamic one may)."""
+        contracted = {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_contracting"])}
+        used = contracted | {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_batch"])}
         shape = mlir.ShapedType(op.operands[side].type).shape
-        dims = [d for i, d in enumerate(shape) if i not in used]
+        dims = [d for i, d in enumerate(shape) if (i not in used if free else i in contracted)]
         return any(d < 0 for d in dims) or int(np.prod(dims, dtype=np.int64)) > 1
 
     return _any_op(module, lambda op: op.name == "ember.dot_general"
-                   and free(op, 0, "lhs") and free(op, 1, "rhs"))
+                   and elements(op, 0, "lhs", True) and elements(op, 1, "rhs", True)
+                   and elements(op, 0, "lhs", False))
 
 
 def calls_libm(module: mlir.Module) -> bool:

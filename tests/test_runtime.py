@@ -194,6 +194,8 @@ def test_matmuls_are_data_tiled_and_matrix_vector_products_are_not():
     v = rng.standard_normal(32, np.float32)
     cases = [(lambda a, b, v: a @ v, a @ v, False),
              (lambda a, b, v: (jnp.outer(a @ v, v), v @ v), (np.outer(a @ v, v), v @ v), False),
+             # a product over one element is an outer product too (grad of a dot makes them)
+             (lambda a, b, v: a[:, :1] @ b[:1], a[:, :1] @ b[:1], False),
              (lambda a, b, v: jnp.einsum("ij,j->i", a, v) + (a @ b).sum(), None, True)]
     for f, expected, tiled in cases:
         lowered = ember.jit(f).lower(a, b, v)

@@ -31,6 +31,23 @@ func.func @contractions(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3
   return %0, %1 : tensor<3x5xf32>, tensor<2x3x5xf32>
 }
 
+// A product over one element is an outer product: elementwise, no reduction loop and no
+// linalg.matmul; a product over two elements keeps its reduction.
+// CHECK-LABEL: func.func @outer_products
+// CHECK-NOT: linalg.matmul
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel"]}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK: iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK: linalg.matmul
+func.func @outer_products(%a: tensor<3x1xf32>, %b: tensor<1x5xf32>, %c: tensor<2x3x1xf32>, %d: tensor<2x1x5xf32>, %e: tensor<3x2xf32>, %f: tensor<2x5xf32>) -> (tensor<3x5xf32>, tensor<2x3x5xf32>, tensor<3x5xf32>) {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<3x1xf32>, tensor<1x5xf32>) -> tensor<3x5xf32>
+  %1 = "ember.dot_general"(%c, %d) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<2x3x1xf32>, tensor<2x1x5xf32>) -> tensor<2x3x5xf32>
+  %2 = "ember.dot_general"(%e, %f) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<3x2xf32>, tensor<2x5xf32>) -> tensor<3x5xf32>
+  return %0, %1, %2 : tensor<3x5xf32>, tensor<2x3x5xf32>, tensor<3x5xf32>
+}
+
 // bf16 and f16 contractions accumulate in f32 and round once (as XLA); f32 ones do not
 // convert at all (@contractions above has neither extf nor truncf).
 // CHECK-LABEL: func.func @narrow_contractions
