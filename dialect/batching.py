@@ -92,22 +92,62 @@ def _cumulative(b, n, xs, batched, p):
     return [_e(b, ops.CUMULATIVE, xs[0], axis=int(p["axis"]) + 1, combiner=p["combiner"])]
 
 
-def _unbatched_starts(name: str, batched) -> None:
-    if any(batched):
-        raise NotImplementedError(f"vmap of {name} with batched start indices is not "
-                                  f"supported yet")
-
-
 def _dynamic_slice(b, n, xs, batched, p):
-    _unbatched_starts("dynamic_slice", batched[1:])
-    return [_e(b, ops.DYNAMIC_SLICE, xs[0], b.index(0), *xs[1:], sizes=(n, *p["sizes"]))]
+    """Shared starts: one slice with the batch axis whole. Starts per element: a gather of
+    each element's window from the flattened operand."""
+    if not any(batched[1:]):
+        return [_e(b, ops.DYNAMIC_SLICE, xs[0], b.index(0), *xs[1:], sizes=(n, *p["sizes"]))]
+    x = batch(b, n, xs[0], batched[0])
+    sizes = tuple(p["sizes"])
+    shape = b.aval(x).shape
+    pos = _window_positions(b, n, shape[1:], sizes, (1,) * len(sizes), xs[1:], batched[1:])
+    flat = _e(b, ops.RESHAPE, x, shape=(int(np.prod(shape)),))
+    out = _e(b, ops.TAKE, flat, _e(b, ops.RESHAPE, pos, shape=(n * int(np.prod(sizes)),)),
+             axis=0)
+    return [_e(b, ops.RESHAPE, out, shape=(n, *sizes))]
 
 
 def _dynamic_update_slice(b, n, xs, batched, p):
-    _unbatched_starts("dynamic_update_slice", batched[2:])
+    """Shared starts: one update with the batch axis whole. Starts per element: a scatter
+    of each element's window into the flattened operand."""
     x, u = _all(b, n, xs[:2], batched[:2])
-    return [_e(b, ops.DYNAMIC_UPDATE_SLICE, x, u, b.index(0), *xs[2:],
-               strides=(1, *p["strides"]))]
+    if not any(batched[2:]):
+        return [_e(b, ops.DYNAMIC_UPDATE_SLICE, x, u, b.index(0), *xs[2:],
+                   strides=(1, *p["strides"]))]
+    shape, sizes = b.aval(x).shape, b.aval(u).shape[1:]
+    pos = _window_positions(b, n, shape[1:], sizes, tuple(p["strides"]), xs[2:], batched[2:])
+    count = n * int(np.prod(sizes))
+    out = _e(b, ops.SCATTER, _e(b, ops.RESHAPE, x, shape=(int(np.prod(shape)),)),
+             _e(b, ops.RESHAPE, pos, shape=(count,)), _e(b, ops.RESHAPE, u, shape=(count,)),
+             combine="set")
+    return [_e(b, ops.RESHAPE, out, shape=shape)]
+
+
+def _window_positions(b, n, shape, sizes, strides, starts, batched):
+    """For each batch element, the positions in its flattened operand (n, *shape) of a window
+    of `sizes` (every `strides` element) at its `starts`, each clamped so the window fits,
+    as dynamic_slice clamps: int32 of shape (n, *sizes)."""
+    i32 = np.dtype(np.int32)
+    full = (n, *sizes)
+    like = b.like(full, i32)
+    steps = [int(np.prod(shape[d:], dtype=np.int64)) for d in range(len(shape) + 1)]
+
+    def iota(d):
+        return _e(b, ops.IOTA, dimension=d, shape=full, dtype=i32)
+
+    pos = _e(b, ops.MUL, iota(0), b.scalar(steps[0], like))
+    for d, (start, f) in enumerate(zip(starts, batched, strict=True)):
+        s_aval = b.aval(start)
+        if s_aval.dtype != i32:
+            start = _e(b, ops.CONVERT, start, dtype=i32)
+        last = max(shape[d] - ((sizes[d] - 1) * strides[d] + 1), 0)
+        start = _e(b, ops.MIN, _e(b, ops.MAX, start, b.scalar(0, b.aval(start))),
+                   b.scalar(last, b.aval(start)))
+        start = _e(b, ops.BROADCAST_IN_DIM, start, shape=full,
+                   broadcast_dimensions=(0,) if f else ())
+        along = _e(b, ops.ADD, start, _e(b, ops.MUL, iota(d + 1), b.scalar(strides[d], like)))
+        pos = _e(b, ops.ADD, pos, _e(b, ops.MUL, along, b.scalar(steps[d + 1], like)))
+    return pos
 
 
 def _dot_general(b, n, xs, batched, p):
@@ -241,7 +281,7 @@ NOT_YET: dict[OpDef, str] = {
     ops.WHILE: "batched by the transformation itself: every carry batched, run while some "
                "element's predicate holds, the others keeping their carries",
     ops.FOR: "batched by the transformation itself: one loop, its carries batched as the "
-             "body needs (not yet with batched bounds)",
+             "body needs (bounds per element: a while loop, as JAX's)",
     ops.YIELD: "a terminator",
     ops.DEBUG_PRINT: "a side effect",
     ops.REF_GET: "refs",

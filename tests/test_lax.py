@@ -261,7 +261,12 @@ LAX = {  # JAX's lax names Ember lacked (#16): each against jax.lax, under jit
                           lx.index_in_dim(F, 1, 1, False), lx.dynamic_slice_in_dim(F, 1, 2, 1),
                           lx.dynamic_index_in_dim(F, 1, 0, False),
                           lx.dynamic_update_slice_in_dim(F, G[:, :2], 1, 1),
-                          lx.dynamic_update_index_in_dim(F, G[0], 1, 0)],
+                          lx.dynamic_update_index_in_dim(F, G[0], 1, 0),
+                          # negative starts count from the end (JAX's default), then clamp
+                          lx.dynamic_slice(F, (-1, -3), (1, 2)),
+                          lx.dynamic_slice(F, (0, -9), (2, 2)),
+                          lx.dynamic_update_slice(F, G[:1, :2], (-1, -2)),
+                          lx.dynamic_slice(F, (0, 3), (2, 2), allow_negative_indices=False)],
     "pad": lambda lx: [lx.pad(F, np.float32(9), [(1, 2, 1), (0, -1, 0)]),
                        lx.pad(F, np.float32(0), [(-1, 0, 0), (2, 0, 2)])],
     "dot": lambda lx: [lx.dot(F, G.T), lx.dot_general(

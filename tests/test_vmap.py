@@ -76,6 +76,27 @@ def test_batched_indices_and_unbatched_operands():
     ws = np.stack([W] * 5)
     assert_close(ember.vmap(lambda a, b: a @ b)(x, ws), jax.vmap(lambda a, b: a @ b)(x, ws),
                  rtol=1e-5)
+    # a start per element (some out of range: clamped), shared or batched operands, a
+    # gradient through them
+    starts = np.array([0, 3, -2, 1, 9], np.int32)
+    el, jl = ember.lax, jax.lax
+    cases = [
+        (lambda a, s: el.dynamic_slice(a, (s, 1), (2, 2)),
+         lambda a, s: jl.dynamic_slice(a, (s, 1), (2, 2)), (0, 0)),
+        (lambda a, s: el.dynamic_slice(a, (s % 2, s), (3, 2)),
+         lambda a, s: jl.dynamic_slice(a, (s % 2, s), (3, 2)), (None, 0)),
+        (lambda a, s: el.dynamic_update_slice(a, a[:2, :2] * 2.0, (s, s)),
+         lambda a, s: jl.dynamic_update_slice(a, a[:2, :2] * 2.0, (s, s)), (0, 0)),
+        (lambda a, s: el.dynamic_update_slice(a, jnp.ones((1, 3)), (s, 0)),
+         lambda a, s: jl.dynamic_update_slice(a, J.ones((1, 3)), (s, 0)), (None, 0)),
+    ]
+    for ours, theirs, axes in cases:
+        arg = x if axes[0] == 0 else x[0]
+        assert_close(ember.vmap(ours, in_axes=axes)(arg, starts),
+                     jax.vmap(theirs, in_axes=axes)(arg, starts))
+    ours, theirs, _ = cases[2]
+    assert_close(ember.grad(lambda a: jnp.sum(ember.vmap(ours)(a, starts) ** 2))(x),
+                 jax.grad(lambda a: J.sum(jax.vmap(theirs)(a, starts) ** 2))(x))
 
 
 def test_axes_and_sizes():
@@ -93,9 +114,6 @@ def test_axes_and_sizes():
         ember.vmap(lambda a, b: a + b)(x, x[:1])
     with pytest.raises(ValueError, match="out_axes=None for an output that depends"):
         ember.vmap(lambda a: a * 2, out_axes=None)(x)
-    with pytest.raises(NotImplementedError, match="vmap of ember.for is not supported yet"):
-        ember.vmap(lambda a, n: ember.lax.fori_loop(0, n, lambda i, c: c * 2, a))(
-            x, np.arange(x.shape[0], dtype=np.int32))
 
 
 def test_per_example_gradients_and_composition():
@@ -169,6 +187,11 @@ def test_loops_match_jax():
     a = np.arange(6.0, dtype=np.float32).reshape(3, 2)
     assert_close(ember.vmap(lambda v: lax.fori_loop(0, 3, lambda i, c: c + v * i,
                                                     jnp.zeros(2)))(a), a * 3)
+    # bounds per element: a while loop over the batch, as JAX's
+    lo, hi = np.array([0, 2, 1], np.int32), np.array([3, 2, 5], np.int32)
+    assert_close(ember.vmap(lambda v, b, e: lax.fori_loop(b, e, lambda i, c: c * 2 + i, v))(
+        a, lo, hi), jax.vmap(lambda v, b, e: jax.lax.fori_loop(b, e, lambda i, c: c * 2 + i,
+                                                              v))(a, lo, hi))
     roots, steps = ember.vmap(newton(jnp, lax))(np.array([1.0, 4.0, 100.0, 1e4], np.float32))
     jroots, jsteps = jax.vmap(newton(J, jax.lax))(np.array([1.0, 4.0, 100.0, 1e4], np.float32))
     assert_close(roots, np.asarray(jroots), rtol=1e-6)

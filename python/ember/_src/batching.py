@@ -137,6 +137,8 @@ def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:
             done = _select_branches(row, xs[0], flags[0], branches, n)
         elif row is ops.FOR and not (flags[0] or flags[1]):
             done = _batched_for(trace, op, xs, flags, env, n)
+        elif row is ops.FOR:
+            done = _batched_for_bounds(trace, op, xs, flags, env, n)
         elif row is ops.WHILE:
             done = _batched_while(trace, op, xs, flags, env, n)
         elif row is ops.CALL:
@@ -257,6 +259,41 @@ def _batched_while(trace, op, xs: list, flags: list[bool], env: dict, n: int
         start = [batching.batch(_B, n, x, f) for x, f in zip(xs, flags, strict=True)]
         results = bind(ops.WHILE, *start, regions=regions, results=tuple(avals))
         return [(r, True) for r in results]
+    finally:
+        regions.discard()
+
+
+def _batched_for_bounds(trace, op, xs: list, flags: list[bool], env: dict, n: int
+                        ) -> list[tuple[Tracer, bool]]:
+    """A loop whose bounds differ per element, as JAX's: a while loop over the batch whose
+    index is a carry; an element past its upper bound keeps its carries."""
+    lower, upper, *inits = [batching.batch(_B, n, x, f) for x, f in zip(xs, flags, strict=True)]
+    avals = [lower.aval, *[x.aval for x in inits]]
+    body = op.regions[0].blocks[0]
+
+    def running(i: Tracer) -> Tracer:
+        return bind(ops.COMPARE, i, upper, direction="LT")
+
+    regions = Regions(trace, 2)
+    try:
+        with regions.trace(0, "cond", "", avals, [f"carry {j}" for j in range(len(avals))]
+                           ) as sub:
+            hits = bind(ops.REDUCE_MAX, bind(ops.CONVERT, running(sub.args[0]),
+                                             dtype=np.dtype(np.int32)), axes=(0,))
+            sub.finish([bind(ops.COMPARE, hits, _B.scalar(0, hits.aval), direction="GT")])
+        with regions.trace(1, "body", "", avals, [f"carry {j}" for j in range(len(avals))]
+                           ) as sub:
+            i, *carries = sub.args
+            inner = {**env, **{a: (t, True) for a, t in zip(body.arguments, sub.args,
+                                                             strict=True)}}
+            outs = [batching.batch(_B, n, t, f) for t, f in _replay(trace, body, inner, n)]
+            outs = [bind(ops.ADD, i, _B.scalar(1, i.aval)), *outs]
+            p = running(i)
+            sub.finish([bind(ops.SELECT, bind(ops.BROADCAST_IN_DIM, p, shape=new.aval.shape,
+                                              broadcast_dimensions=(0,)), new, old)
+                        for new, old in zip(outs, sub.args, strict=True)])
+        results = bind(ops.WHILE, lower, *inits, regions=regions, results=tuple(avals))
+        return [(r, True) for r in results[1:]]
     finally:
         regions.discard()
 
