@@ -5,6 +5,7 @@ method) against JAX, composition with jit (both orders), with itself and with py
 import jax  # the oracle (a test dependency)
 import jax.ad_checkpoint  # noqa: F401 - checkpoint_name, for the oracle
 import numpy as np
+import optree
 import pytest
 from conftest import few_examples
 from hypothesis import given
@@ -317,6 +318,23 @@ def test_jacobians_and_hessian_match_jax():
                  jax.hessian(lambda v: J.sum(J.sin(v) * v ** 3))(x), rtol=1e-5, atol=1e-5)
     assert_close(ember.jit(ember.jacrev(lambda v: jnp.exp(v) * 2.0))(x),
                  jax.jacrev(lambda v: J.exp(v) * 2.0)(x), rtol=1e-6)
+    # pytrees of outputs, tuples of argnums, aux
+    def pair(np_):
+        return lambda a, b: ({"s": np_.sum(a * b), "v": np_.tanh(a) * b[0]}, a[1:] * 2)
+    for ours, theirs in ((ember.jacrev, jax.jacrev), (ember.jacfwd, jax.jacfwd)):
+        got = ours(pair(jnp), argnums=(0, 1), has_aux=True)(x, m[1])
+        want = theirs(pair(J), argnums=(0, 1), has_aux=True)(x, m[1])
+        assert optree.tree_structure(got) == optree.tree_structure(want)
+        for g, w in zip(optree.tree_leaves(got), optree.tree_leaves(want), strict=True):
+            assert_close(g, w, rtol=1e-6, atol=1e-7)
+    assert_close(ember.hessian(lambda a, b: jnp.sum(jnp.sin(a) * b ** 2), argnums=1)(x, m[0]),
+                 jax.hessian(lambda a, b: J.sum(J.sin(a) * b ** 2), argnums=1)(x, m[0]),
+                 rtol=1e-6, atol=1e-7)
+    # one batched backward pass, not one per output element
+    w = np.random.default_rng(0).normal(size=(64, 64)).astype(np.float32) / 8
+    text = ember.jit(ember.jacrev(lambda v: jnp.tanh(w @ v))).lower(x[:1].repeat(64)).as_text(
+        "traced")
+    assert text.count("ember.tanh") <= 2 and text.count("ember.dot_general") <= 4
 
 
 def test_small_integer_powers_are_products_as_in_jax():

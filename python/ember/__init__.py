@@ -22,10 +22,11 @@ HAS_COMPILER = _importlib_util.find_spec("iree.compiler") is not None
 if HAS_COMPILER:
     from ember import ad_checkpoint, debug, lax, nn, numpy, random, scipy
     from ember._src import array_methods as _array_methods
-    from ember._src.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+    from ember._src.ad import grad, jvp, linearize, value_and_grad, vjp
     from ember._src.batching import vmap
     from ember._src.custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat
     from ember._src.events import count_events
+    from ember._src.jacobians import hessian, jacfwd, jacrev
     from ember._src.jit import (
         Compiled,
         JitFunction,

@@ -111,7 +111,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0,
             return out_tree, outs
 
         out_tree, outs = traced_region(fun, args, avals, name, visit)
-        return optree.tree_unflatten(out_tree, _place_outputs(outs, out_axes, n, name))
+        return optree.tree_unflatten(out_tree, _place_outputs(outs, out_tree, out_axes, n,
+                                                              name))
 
     return _staged(run)
 
@@ -175,7 +176,7 @@ def _batched_call(trace, op, key: str, operands: list, env: dict, n: int
     args = [batching.batch(_B, n, t, f) for t, f in operands]
 
     def batched_body(*xs: Tracer) -> list[Tracer]:
-        outs = _replay(trace, body, {**env, **{a: (x, True) for a, x in zip(
+        outs = _replay(current_trace(), body, {**env, **{a: (x, True) for a, x in zip(
             body.arguments, xs, strict=True)}}, n)
         return [batching.batch(_B, n, t, f) for t, f in outs]
 
@@ -326,13 +327,20 @@ def _select_branches(row, selector: Tracer, selector_batched: bool,
     return out
 
 
-def _place_outputs(outs: list[tuple[Tracer, bool]], out_axes: Any, n: int,
+def _place_outputs(outs: list[tuple[Tracer, bool]], out_tree: Any, out_axes: Any, n: int,
                    name: str) -> list[Any]:
-    if not isinstance(out_axes, (list, tuple)):
-        out_axes = [out_axes] * len(outs)
-    if len(out_axes) != len(outs):
-        raise ValueError(f"{name} requires out_axes with one entry per output leaf "
-                         f"({len(outs)}), got {len(out_axes)}")
+    """Each output leaf with its batch axis at its entry of `out_axes` (a tree prefix of the
+    output, as JAX's, or one entry per leaf)."""
+    skeleton = optree.tree_unflatten(out_tree, list(range(len(outs))))
+    try:
+        out_axes = optree.tree_leaves(optree.tree_broadcast_prefix(
+            out_axes, skeleton, none_is_leaf=True, namespace=_NS), none_is_leaf=True,
+            namespace=_NS)
+    except ValueError:
+        if not (isinstance(out_axes, (list, tuple)) and len(out_axes) == len(outs)):
+            raise ValueError(f"{name} requires out_axes that is a tree prefix of the output "
+                             f"{out_tree} or has one entry per output leaf ({len(outs)}), got "
+                             f"{out_axes!r}") from None
     placed = []
     for (t, batched), axis in zip(outs, out_axes, strict=True):
         if axis is None:
