@@ -281,14 +281,19 @@ def _dynamic_slice(b, ct, xs, y, p):
 
 
 def _dynamic_update_slice(b, ct, xs, y, p):
+    """The operand's: the cotangent with the written elements zeroed. The update's: the
+    cotangent at the written elements (a strided update's: every `strides` element of the
+    window it spans, clamped as the update's is)."""
     x, update, *starts = xs
     strides = tuple(p["strides"])
-    if any(s != 1 for s in strides):
-        raise NotImplementedError("the derivative of a strided update (x.at[::k].set) is not "
-                                  "supported yet")
     u_aval = b.aval(update)
     ct_x = _e(b, ops.DYNAMIC_UPDATE_SLICE, ct, _zeros(b, u_aval), *starts, strides=strides)
-    ct_u = _e(b, ops.DYNAMIC_SLICE, ct, *starts, sizes=u_aval.shape)
+    extents = tuple((u - 1) * s + 1 if u else 0 for u, s in zip(u_aval.shape, strides,
+                                                                strict=True))
+    ct_u = _e(b, ops.DYNAMIC_SLICE, ct, *starts, sizes=extents)
+    if extents != u_aval.shape:
+        ct_u = _e(b, ops.SLICE, ct_u, start_indices=(0,) * len(extents), limit_indices=extents,
+                  strides=strides)
     return [ct_x, ct_u, *([None] * len(starts))]
 
 

@@ -106,7 +106,8 @@ STRUCTURAL = {
     "dynamic_slice": lambda a: jnp.sum(ember.lax.dynamic_slice(a, (1, 3), (2, 2)) ** 3),
     "dynamic_update_slice": lambda a: jnp.sum(
         ember.lax.dynamic_update_slice(a, a[:2, :2] * 3.0, (2, 1)) ** 2),
-    "update": lambda a: jnp.sum(a.at[1:3, 0].set(a[0, :2] * 3.0) ** 2),
+    "update": lambda a: jnp.sum(a.at[1:3, 0].set(a[0, :2] * 3.0) ** 2) + jnp.sum(
+        a.at[::2, 1::2].set(a[:2, 2:] ** 2) ** 2) + jnp.sum(a.at[1::2].add(a[:2] * a[2:]) ** 3),
     "concatenate": lambda a: jnp.sum(jnp.concatenate([a, a ** 2], axis=1) ** 2),
     "take": lambda a: jnp.sum(a[np.array([0, 2, 2, -1])] ** 2),
     "cumsum": lambda a: jnp.sum(jnp.cumsum(a, axis=1) ** 2),
