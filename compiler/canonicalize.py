@@ -169,6 +169,20 @@ def fold_transpose_of_transpose(op, rewriter) -> bool:
     return True
 
 
+def fold_transpose_of_unit_dims(op, rewriter) -> bool:
+    """A transpose that moves only dims of size 1 (the others keep their order) is a
+    reshape: no data moves (vmap and grad make them around outer products)."""
+    _, avals, params = eir.read(op)
+    shape = avals[0].shape
+    moved = [d for d in params["permutation"] if shape[d] != 1]
+    if moved != sorted(moved):
+        return False
+    with rewriter.ip, op.location:
+        new = eir.build(ops.RESHAPE, [op.operands[0]], {}, eir.aval_of(op.results[0]))
+    rewriter.replace_op(op, [new.result])
+    return True
+
+
 def fold_reshape_of_reshape(op, rewriter) -> bool:
     inner = producer(op.operands[0])
     if inner is None or eir.opdef(inner) is not ops.RESHAPE:
@@ -184,7 +198,8 @@ _SPECIFIC: dict[OpDef, tuple[Pattern, ...]] = {
     ops.SUB: (_make_identity(0),),
     ops.MUL: (_make_identity(1),),
     ops.DIV: (_make_identity(1),),
-    ops.TRANSPOSE: (fold_noop_data_movement, fold_transpose_of_transpose),
+    ops.TRANSPOSE: (fold_noop_data_movement, fold_transpose_of_transpose,
+                    fold_transpose_of_unit_dims),
     ops.RESHAPE: (fold_noop_data_movement, fold_reshape_of_reshape),
     ops.BROADCAST_IN_DIM: (fold_noop_data_movement,),
     ops.CONVERT: (fold_noop_data_movement,),

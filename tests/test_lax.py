@@ -332,3 +332,65 @@ def test_conv_general_dilated_matches_jax():
     with pytest.raises(NotImplementedError, match="feature_group_count=1"):
         lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn,
                                  feature_group_count=3)
+
+
+_X = np.arange(60, dtype=np.float32).reshape(5, 4, 3) / 7
+_O = np.ones((5, 4), np.float32)
+_U = np.random.default_rng(5).normal(size=(4, 4)).astype(np.float32)
+
+
+def _gathers(lx):
+    g = lx.GatherDimensionNumbers
+    rows = g(offset_dims=(1, 2), collapsed_slice_dims=(0,), start_index_map=(0,))
+    points = g(offset_dims=(1,), collapsed_slice_dims=(0, 1), start_index_map=(0, 1))
+    windows = g(offset_dims=(1, 2, 3), collapsed_slice_dims=(), start_index_map=(0, 1))
+    batched = g(offset_dims=(2,), collapsed_slice_dims=(1,), start_index_map=(1,),
+                operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    out_of_bounds = np.array([[0, 1], [4, 3], [-1, 2]])
+    return [lx.gather(_X, np.array([[1], [4]]), rows, (1, 4, 3)),
+            lx.gather(_X, np.array([[0, 1], [4, 3], [2, 2]]), points, (1, 1, 3)),
+            lx.gather(_X, out_of_bounds, windows, (2, 2, 3)),  # clipped by default
+            lx.gather(_X, out_of_bounds, windows, (2, 2, 3), mode="clip"),
+            lx.gather(_X, out_of_bounds, windows, (2, 2, 3), mode="fill", fill_value=-1.0),
+            lx.gather(_X, np.array([[[1]], [[3]], [[0]], [[2]], [[1]]]), batched, (1, 1, 3))]
+
+
+def _scatters(lx):
+    s = lx.ScatterDimensionNumbers
+    rows = s(update_window_dims=(1,), inserted_window_dims=(0,),
+             scatter_dims_to_operand_dims=(0,))
+    points = s(update_window_dims=(), inserted_window_dims=(0, 1),
+               scatter_dims_to_operand_dims=(0, 1))
+    windows = s(update_window_dims=(1, 2), inserted_window_dims=(),
+                scatter_dims_to_operand_dims=(0, 1))
+    row_idx = np.array([[1], [4], [1], [7]])  # a repeated row, one out of bounds
+    point_idx = np.array([[0, 1], [4, 3], [2, 2], [2, 2], [-1, 0]])
+    out = [lx.scatter(_O, np.array([[3], [0]]), _U[:2], rows),
+           lx.scatter_add(_O, row_idx, _U, rows, mode="clip"),
+           lx.scatter_sub(_O, point_idx, _U.reshape(-1)[:5], points),
+           lx.scatter_add(_O, np.array([[0, 1], [3, 3]]), _U[:2, :2, None].repeat(2, 2),
+                          windows, mode="promise_in_bounds")]
+    for op in (lx.scatter_add, lx.scatter_mul, lx.scatter_min, lx.scatter_max):
+        out.append(op(_O, row_idx, _U, rows))
+        out.append(op(_O, point_idx, _U.reshape(-1)[:5], points, mode="drop"))
+    return out
+
+
+def test_gather_and_scatter_with_dimension_numbers_match_jax():
+    import jax
+
+    cases = {"gathers": _gathers, "scatters": _scatters}
+    check_cases_under_jit(cases, sorted(cases), lax, jax.lax)
+    # derivatives and batching come from the ops they are made of
+    dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0, 1),
+                                    start_index_map=(0, 1))
+    jdn = jax.lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0, 1),
+                                         start_index_map=(0, 1))
+    idx = np.array([[0, 1], [4, 3], [0, 1]])
+    assert_close(ember.grad(lambda x: jnp.sum(lax.gather(x, idx, dn, (1, 1, 3)) ** 2))(_X),
+                 jax.grad(lambda x: jax.numpy.sum(jax.lax.gather(x, idx, jdn, (1, 1, 3)) ** 2))(
+                     _X))
+    with pytest.raises(ValueError, match="gather requires one slice size per operand dim"):
+        lax.gather(_X, idx, dn, (2, 1, 3))
+    with pytest.raises(ValueError, match='Unknown gather mode "wrap"'):
+        lax.gather(_X, idx, dn, (1, 1, 3), mode="wrap")

@@ -25,6 +25,17 @@ func.func @not_identities(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %b : tensor<4xf32>
 }
 
+// A transpose that moves only dims of size 1 is a reshape; one that reorders two larger
+// dims is not.
+// CHECK-LABEL: func.func @unit_transposes
+// CHECK: "ember.reshape"(%{{.*}}) : (tensor<4x1x5xf32>) -> tensor<4x5x1xf32>
+// CHECK: "ember.transpose"(%{{.*}}) {permutation = array<i64: 2, 1, 0>}
+func.func @unit_transposes(%x: tensor<4x1x5xf32>) -> (tensor<4x5x1xf32>, tensor<5x1x4xf32>) {
+  %a = "ember.transpose"(%x) {permutation = array<i64: 0, 2, 1>} : (tensor<4x1x5xf32>) -> tensor<4x5x1xf32>
+  %b = "ember.transpose"(%x) {permutation = array<i64: 2, 1, 0>} : (tensor<4x1x5xf32>) -> tensor<5x1x4xf32>
+  return %a, %b : tensor<4x5x1xf32>, tensor<5x1x4xf32>
+}
+
 // transpose(transpose(x)) with inverse permutations is x; otherwise one composed transpose.
 // CHECK-LABEL: func.func @transposes
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
