@@ -236,6 +236,8 @@ def test_fft_axes_sizes_and_helpers_match_jax():
         (lambda ns: ns.fft.irfft(np.fft.rfft(x), axis=-1)),
         (lambda ns: (ns.fft.fftfreq(7, 0.5), ns.fft.rfftfreq(8), ns.fft.fftshift(x, axes=1),
                      ns.fft.ifftshift(ns.fft.fftshift(x)))),
+        (lambda ns: (ns.fft.hfft(z, axis=1), ns.fft.hfft(z[0, 0], 9, norm="ortho"),
+                     ns.fft.ihfft(x, norm="forward"))),
     ]
     for case in cases:
         for a, b in zip(jax.tree.leaves(case(enp)), jax.tree.leaves(case(jnp)), strict=True):

@@ -487,6 +487,17 @@ def test_array_api_devices_and_namespace_info():
         assert info.default_dtypes()["integral"] == np.int64
     with pytest.raises(ValueError, match="device requires one of"):
         enp.zeros(2, device="tpu")
+    # the array API's signatures: `device=` shows in each creation function's, `min`/`max`
+    # are clip's names (a_min/a_max still taken), `copy=` on reshape and astype, `upper=`
+    import inspect
+    for f in (enp.arange, enp.zeros, enp.empty_like, enp.eye, enp.full_like, enp.linspace):
+        assert "device" in inspect.signature(f).parameters, f.__name__
+    assert_close(enp.clip(FINITE, min=0.0, max=2.0), np.clip(FINITE, 0.0, 2.0))
+    assert_close(enp.clip(FINITE, a_max=1.0), np.minimum(FINITE, 1.0))
+    assert_close(enp.reshape(FINITE, (-1,), copy=True), FINITE.reshape(-1))
+    assert enp.astype(FINITE, np.int32, copy=False, device="cpu").device == cpu
+    spd = np.array([[4.0, 2.0], [2.0, 3.0]], np.float32)
+    assert_close(enp.linalg.cholesky(spd, upper=True), np.linalg.cholesky(spd).T, rtol=1e-6)
 
 
 def test_dlpack_both_ways():

@@ -53,7 +53,9 @@ _METHODS = {
     else enp._base._on(self, device),
     "__array_namespace__": lambda self, *, api_version=None: enp,
     # DLPack: a host copy of the value (CPU buffers; the copy keeps the array immutable)
-    "__dlpack__": lambda self, **kwargs: np.array(self).__dlpack__(**kwargs),
+    "__dlpack__": lambda self, /, *, stream=None, max_version=None, dl_device=None, copy=None: (
+        np.array(self).__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                  copy=copy)),
     "__dlpack_device__": lambda self: (1, 0),  # kDLCPU
 }
 

@@ -114,6 +114,9 @@ def _placed(f: Callable) -> Callable:
         out = f(*args, **kwargs)
         return out if device is None or current_trace() is not None else _on(out, device)
 
+    sig = inspect.signature(f)
+    run.__signature__ = sig.replace(parameters=[*sig.parameters.values(), inspect.Parameter(
+        "device", inspect.Parameter.KEYWORD_ONLY, default=None)])
     return run
 
 
@@ -314,7 +317,11 @@ def _promote_only(*xs: Any) -> list[Any]:
     return [_lift(x, dtype, weak) for x in xs]
 
 
-def astype(x, dtype) -> Any:
+def astype(x, dtype, /, *, copy: bool = True, device: Any = None) -> Any:
+    """`x` converted to `dtype` (arrays are immutable: `copy` changes nothing observable), on
+    `device` if given."""
+    if device is not None:
+        return _on(astype(x, dtype), device)
     x = asarray(x)
     dtype = _dt.canonicalize(dtype)
     return x if x.dtype == dtype and not x.weak_type else bind(ops.CONVERT, x, dtype=dtype)

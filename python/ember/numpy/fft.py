@@ -26,8 +26,9 @@ from ember._src import dtypes
 from ember._src.jit import jit
 from ember.dialect.types import complex_dtype
 
-__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "ifft", "ifft2", "ifftn",
-           "ifftshift", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
+__all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
+           "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
+           "rfftn"]
 
 _DIRECT = 64  # lengths up to this are one matrix product
 _NORMS = (None, "backward", "ortho", "forward")
@@ -221,6 +222,24 @@ def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
     for ax, n in zip(axes, sizes, strict=True):
         a = ifft(a, n, ax, norm)
     return a
+
+
+_SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
+    """The real spectrum of a signal with Hermitian symmetry, given its first half `a`:
+    irfft of its conjugate, scaled the other way (NumPy's)."""
+    a = enp.asarray(a)
+    _check("hfft", a, n, axis, norm)
+    return irfft(enp.conj(a), n, axis, _SWAPPED[norm])
+
+
+def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
+    """The inverse of hfft: the conjugate of rfft, scaled the other way (NumPy's)."""
+    a = enp.asarray(a)
+    _check("ihfft", a, n, axis, norm)
+    return enp.conj(rfft(a, n, axis, _SWAPPED[norm]))
 
 
 def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,

@@ -137,11 +137,16 @@ def det(a: Any) -> Any:
     return sign * enp.prod(pivots, axis=-1)
 
 
+def cholesky(a: Any, *, upper: bool = False) -> Any:
+    """The lower factor L of a = L L^T (a symmetrized first, as JAX does; with `upper`, its
+    transpose U of a = U^T U); nan where a is not positive definite."""
+    lower = _cholesky(a)
+    return enp.swapaxes(lower, -1, -2) if upper else lower
+
+
 @jit
 @enp._base._eager_jit()
-def cholesky(a: Any) -> Any:
-    """The lower factor L of a = L L^T (a symmetrized first, as JAX does); nan where a is
-    not positive definite."""
+def _cholesky(a: Any) -> Any:
     a = _real_matrix("cholesky", a, square=True)
     a = (a + enp.swapaxes(a, -1, -2)) / 2
     n = a.shape[-1]

@@ -28,7 +28,8 @@ from .ufuncs import _where_values
 _IMPORTED = set(globals())  # what this module defines is exported: the rest
 
 
-def reshape(a, shape, order: str = "C"):
+def reshape(a, /, shape, order: str = "C", *, copy: bool | None = None):
+    """`a` with `shape` (arrays are immutable: `copy` changes nothing observable)."""
     if order != "C":
         raise NotImplementedError("reshape requires order='C'")
     a = asarray(a)

@@ -133,9 +133,9 @@ def _where_values(condition, x, y):
                 _broadcast(y, shape))
 
 
-def clip(a, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - the API's names
-    """`a` limited to [a_min, a_max] (either may be None; `min`/`max` are the array API's
-    names for them), with JAX's promotion."""
+def clip(a, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 - the API's names
+    """`a` limited to [min, max] (either may be None; `a_min`/`a_max` are NumPy's older
+    names for them, as JAX still takes), with JAX's promotion."""
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
     if a_min is None and a_max is None:
