@@ -85,10 +85,25 @@ def _extremum(name: str, op):
             raise ValueError(f"{name} requires a non-empty reduced axis (zero-size array to "
                              f"reduction operation {name} which has no identity), got shape "
                              f"{a.shape} with axis={axis}")
+        if kind(a.dtype) == "c":
+            return _keep(a, _complex_extremum(a, axes, op), axes, keepdims)
         return _keep(a, bind(op, a, axes=axes), axes, keepdims)
 
     reduce.__name__ = reduce.__qualname__ = name
     return _eager_with_statics(reduce)
+
+
+def _complex_extremum(a: Any, axes: tuple[int, ...], op: Any) -> Any:
+    """The extremum of complex numbers in lexicographic order (real part, then imaginary
+    part), as XLA orders them for JAX."""
+    re, im = _uf.real(a), _uf.imag(a)
+    best_re = bind(op, re, axes=axes)
+    kept = tuple(d for d in range(a.ndim) if d not in axes)
+    spread = bind(ops.BROADCAST_IN_DIM, best_re, shape=a.shape, broadcast_dimensions=kept)
+    worst = -np.inf if op is ops.REDUCE_MAX else np.inf
+    best_im = bind(op, where(_uf.equal(re, spread), im, constant(np.asarray(worst, re.dtype))),
+                   axes=axes)
+    return bind(ops.COMPLEX, best_re, best_im)
 
 
 max = _extremum("max", ops.REDUCE_MAX)  # noqa: A001
@@ -342,7 +357,8 @@ def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
          stable: bool = True, descending: bool = False) -> Any:
     """Ascending, NaN last (NumPy's order); `descending` reverses it."""
     x, ax = _sort_args("sort", a, axis, kind, order)
-    out = bind(ops.SORT, x, x, dimension=ax)
+    out = (bind(ops.SORT, x, x, dimension=ax) if x.dtype.kind != "c" else
+           _sh.take_along_axis(x, _complex_order(x, ax), ax))
     return bind(ops.REV, out, dimensions=(ax,)) if descending else out
 
 
@@ -353,6 +369,13 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     x, ax = _sort_args("argsort", a, axis, kind, order)
     index_dtype = _dt.canonicalize(dtype) if dtype is not None else _dt.default_int()
     iota = _iota(x.shape, ax, index_dtype)
+    if x.dtype.kind == "c":
+        order = _complex_order(x, ax, index_dtype)
+        if not descending:
+            return order
+        ranks = _complex_order(bind(ops.REV, x, dimensions=(ax,)), ax, index_dtype)
+        last = np.asarray(x.shape[ax] - 1, index_dtype)
+        return bind(ops.REV, _uf.subtract(last, ranks), dimensions=(ax,))
     if not descending:
         return bind(ops.SORT, x, iota, dimension=ax)
     # A stable ascending sort of x reversed puts ties in falling index order; reversing its
@@ -360,6 +383,15 @@ def argsort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = Non
     last = np.asarray(x.shape[ax] - 1, index_dtype)
     ranks = bind(ops.SORT, bind(ops.REV, x, dimensions=(ax,)), iota, dimension=ax)
     return bind(ops.REV, _uf.subtract(last, ranks), dimensions=(ax,))
+
+
+def _complex_order(x: Any, ax: int, dtype: Any = None) -> Any:
+    """The stable sorting order of complex numbers, lexicographic (real part, then
+    imaginary part) as JAX sorts them: a stable sort by the imaginary parts, then by the
+    real parts."""
+    by_imag = bind(ops.SORT, _uf.imag(x), _iota(x.shape, ax, dtype), dimension=ax)
+    real = _sh.take_along_axis(_uf.real(x), by_imag, ax)
+    return bind(ops.SORT, real, by_imag, dimension=ax)
 
 
 def _kth(name: str, a: Any, kth: int, axis: int) -> tuple[Any, int, int]:

@@ -62,8 +62,8 @@ def _integer_pow(n: int):
 
     impl.__name__ = impl.__qualname__ = f"integer_pow_{n}"
     return _eager_as_one_module(impl)
-def maximum(x, y): return _nary(ops.MAX)(x, y)
-def minimum(x, y): return _nary(ops.MIN)(x, y)
+def maximum(x, y): return _extremum(ops.MAX)(x, y)
+def minimum(x, y): return _extremum(ops.MIN)(x, y)
 def exp(x): return _unary_float(ops.EXP)(x)
 def log(x): return _unary_float(ops.LOG)(x)
 def sqrt(x): return _unary_float(ops.SQRT)(x)
@@ -96,6 +96,25 @@ greater, greater_equal = _compare("GT"), _compare("GE")
 def _bool_arg(x: Any) -> Any:
     x = asarray(x)
     return x if x.dtype == np.bool_ else not_equal(x, 0)
+
+
+@functools.cache
+def _extremum(op):
+    """max/min; of complex numbers in lexicographic order (real part, then imaginary part),
+    as XLA orders them for JAX."""
+    def impl(x: Any, y: Any) -> Any:
+        x, y = _promoted(x, y, name=op.name)
+        if kind(x.dtype) != "c":
+            return bind(op, x, y)
+        direction = "GT" if op is ops.MAX else "LT"
+        (rx, ix), (ry, iy) = ((bind(ops.REAL, v), bind(ops.IMAG, v)) for v in (x, y))
+        first = bind(ops.OR, bind(ops.COMPARE, rx, ry, direction=direction), bind(
+            ops.AND, bind(ops.COMPARE, rx, ry, direction="EQ"),
+            bind(ops.COMPARE, ix, iy, direction=direction)))
+        return bind(ops.SELECT, first, x, y)
+
+    impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
+    return _base._eager_as_one_module(impl)
 
 
 def logical_and(x, y): return bind(ops.AND, *_promoted(_bool_arg(x), _bool_arg(y)))
