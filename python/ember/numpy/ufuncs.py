@@ -183,9 +183,6 @@ expm1 = _float_unary(ops.EXPM1)
 log1p = _float_unary(ops.LOG1P)
 log2 = _float_unary(ops.LOG2)
 tan = _float_unary(ops.TAN)
-arcsin = _float_unary(ops.ASIN)
-arccos = _float_unary(ops.ACOS)
-arctan = _float_unary(ops.ATAN)
 _real_sinh = _float_unary(ops.SINH)
 _real_cosh = _float_unary(ops.COSH)
 
@@ -201,10 +198,158 @@ def cosh(x: Any) -> Any:
     x = asarray(x)
     return cos(multiply(1j, x)) if kind(x.dtype) == "c" else _real_cosh(x)
 
-arcsinh = _float_unary(ops.ASINH)
-arccosh = _float_unary(ops.ACOSH)
-arctanh = _float_unary(ops.ATANH)
 cbrt = _float_unary(ops.CBRT)
+
+
+# -- inverse trigonometric and hyperbolic functions of complex numbers: on the first
+# quadrant (|re|, |im|), by formulas without cancellation there (log1p near 0 and 1), then
+# the signs put back by the functions' symmetries; infinities and NaNs follow C99's
+# special values (as the array API states them), which the formulas alone would not give.
+
+def _parts(z: Any) -> tuple[Any, Any]:
+    return bind(ops.REAL, z), bind(ops.IMAG, z)
+
+
+def _cplx(re: Any, im: Any) -> Any:
+    return bind(ops.COMPLEX, re, im)
+
+
+def _special(x: Any, y: Any, rules: list, general: tuple[Any, Any]) -> tuple[Any, Any]:
+    """(re, im) of the first rule whose condition holds, else `general`."""
+    re, im = general
+    for cond, (r, i) in reversed(rules):
+        re, im = _where_values(cond, r, re), _where_values(cond, i, im)
+    return re, im
+
+
+def _csqrt(x: Any, y: Any) -> tuple[Any, Any]:
+    """sqrt(x + yj) as (re, im), without cancellation (the branch cut follows the sign of
+    y, -0 too): t = sqrt((|x| + |z|) / 2), the other part |y| / 2t."""
+    t = sqrt(multiply(add(absolute(x), hypot(x, y)), 0.5))
+    other = true_divide(absolute(y), multiply(t, 2.0))
+    other = _where_values(equal(t, 0), 0.0, other)
+    right = greater_equal(x, 0)
+    return _where_values(right, t, other), copysign(_where_values(right, other, t), y)
+
+
+def _kahan(a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
+    """sqrt(1 - z) and sqrt(1 + z) of z = a + bj, as (r1, i1, r2, i2)."""
+    r1, i1 = _csqrt(subtract(1.0, a), negative(b))
+    r2, i2 = _csqrt(add(1.0, a), b)
+    return r1, i1, r2, i2
+
+
+def _asin_kahan(a: Any, b: Any) -> tuple[Any, Any]:
+    """asin(a + bj) by Kahan's formulas (accurate for finite inputs of moderate size)."""
+    r1, i1, r2, i2 = _kahan(a, b)
+    return (arctan2(a, subtract(multiply(r1, r2), multiply(i1, i2))),
+            _real_asinh(subtract(multiply(r1, i2), multiply(i1, r2))))
+
+
+def _big(x: Any) -> float:
+    return float(np.sqrt(np.finfo(x.dtype).max) / 4)  # squares overflow past it
+
+
+def _asinh_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """asinh(a + bj) as (re, im): odd and conjugate-symmetric; asinh(w) = -i asin(i w)."""
+    x, y = absolute(a), absolute(b)
+    p, q = _asin_kahan(negative(y), x)
+    far_re, far_im = _parts(add(log(_cplx(x, y)), np.log(2.0)))
+    large = greater(maximum(x, y), _big(x))
+    re, im = _where_values(large, far_re, q), _where_values(large, far_im, negative(p))
+    nan, inf = isnan(x) | isnan(y), isinf(x) | isinf(y)
+    re, im = _special(x, y, [
+        (isinf(x) & isnan(y), (np.inf, np.nan)),
+        (isnan(x) & isinf(y), (np.inf, np.nan)),
+        (isnan(x) & equal(y, 0), (np.nan, y)),
+        (nan, (np.nan, np.nan)),
+        (inf, (np.inf, arctan2(y, x))),
+    ], (re, im))
+    return copysign(re, a), copysign(im, b)
+
+
+def _acosh_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """acosh(a + bj) as (re, im) by Kahan's formulas: conjugate-symmetric, its real part
+    never negative."""
+    y = absolute(b)
+    rm, im_m = _csqrt(subtract(a, 1.0), y)
+    rp, ip = _csqrt(add(a, 1.0), y)
+    re = _real_asinh(add(multiply(rm, rp), multiply(im_m, ip)))
+    im = multiply(2.0, arctan2(im_m, rp))
+    far_re, far_im = _parts(add(log(_cplx(a, y)), np.log(2.0)))
+    large = greater(maximum(absolute(a), y), _big(y))
+    re, im = _where_values(large, far_re, re), _where_values(large, far_im, im)
+    inf = isinf(a) | isinf(y)
+    re, im = _special(a, y, [
+        (inf & (isnan(a) | isnan(y)), (np.inf, np.nan)),
+        (equal(a, 0) & isnan(y), (np.nan, np.pi / 2)),
+        (isnan(a) | isnan(y), (np.nan, np.nan)),
+        (inf, (np.inf, arctan2(y, a))),
+    ], (re, im))
+    return re, copysign(im, b)
+
+
+def _atanh_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """atanh(a + bj) as (re, im): odd and conjugate-symmetric."""
+    x, y = absolute(a), absolute(b)
+    w = _cplx(x, y)
+    re, im = _parts(multiply(subtract(log1p(w), log1p(negative(w))), 0.5))
+    re, im = _special(x, y, [
+        (isinf(y), (0.0, np.pi / 2)),
+        (isinf(x) & isnan(y), (0.0, np.nan)),
+        (isinf(x), (0.0, np.pi / 2)),
+        (equal(x, 1) & equal(y, 0), (np.inf, 0.0)),
+        (equal(x, 0) & isnan(y), (0.0, np.nan)),
+        (isnan(x) | isnan(y), (np.nan, np.nan)),
+    ], (re, im))
+    return copysign(re, a), copysign(im, b)
+
+
+def _rotated(parts):
+    """f(z) = -i g(i z) from g's parts (asin from asinh, atan from atanh)."""
+    def run(a: Any, b: Any) -> tuple[Any, Any]:
+        p, q = parts(negative(b), a)
+        return q, negative(p)
+    return run
+
+
+def _acos_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """acos(a + bj) by Kahan's formulas; for infinities, NaNs and huge inputs pi/2 - asin
+    (C99's special values follow from it)."""
+    r1, i1, r2, i2 = _kahan(a, b)
+    re = multiply(2.0, arctan2(r1, r2))
+    im = _real_asinh(subtract(multiply(r2, i1), multiply(i2, r1)))
+    p, q = _rotated(_asinh_parts)(a, b)
+    other = ~(isfinite(a) & isfinite(b)) | greater(maximum(absolute(a), absolute(b)), _big(a))
+    return (_where_values(other, subtract(np.pi / 2, p), re),
+            _where_values(other, negative(q), im))
+
+
+def _inverse(row, parts, name: str):
+    real = _float_unary(row)
+
+    def impl(z: Any) -> Any:
+        return _cplx(*parts(*_parts(z)))
+
+    impl.__name__ = impl.__qualname__ = f"complex_{name}"
+    complex_fn = _base._eager_as_one_module(impl)
+
+    def fn(x: Any) -> Any:
+        x = asarray(x)
+        return complex_fn(x) if kind(x.dtype) == "c" else real(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}; of complex numbers too (principal branch, C99's special values)."
+    return fn
+
+
+_real_asinh = _float_unary(ops.ASINH)
+arcsinh = _inverse(ops.ASINH, _asinh_parts, "arcsinh")
+arccosh = _inverse(ops.ACOSH, _acosh_parts, "arccosh")
+arctanh = _inverse(ops.ATANH, _atanh_parts, "arctanh")
+arcsin = _inverse(ops.ASIN, _rotated(_asinh_parts), "arcsin")
+arccos = _inverse(ops.ACOS, _acos_parts, "arccos")
+arctan = _inverse(ops.ATAN, _rotated(_atanh_parts), "arctan")
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 
 
