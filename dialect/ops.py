@@ -242,7 +242,8 @@ def _compare() -> OpDef:
 
 
 # powf of a negative base is NaN in IREE's expansion: compute |x|**y and restore the sign
-# for integral y (NaN otherwise, but for -inf), as NumPy does; x**0 and 1**y are 1 for
+# for integral y (NaN otherwise, but for -inf and -0), as NumPy does (-0 is negative: an
+# odd power of it is -0 or -inf); x**0 and 1**y are 1 for
 # every x and y, and (-1)**+-inf is 1 (IREE's powf(1, inf) is NaN).
 _POW_F = """{x0} = math.absf {0} : {t}
 {x1} = math.powf {x0}, {1} : {t}
@@ -251,7 +252,8 @@ _POW_F = """{x0} = math.absf {0} : {t}
 {x4} = arith.constant 0.5 : {t}
 {x17} = arith.cmpf oeq, {x0}, {x3} : {t}
 {x18} = arith.select {x17}, {x3}, {x1} : {t}
-{x5} = arith.cmpf olt, {0}, {x2} : {t}
+{x25} = math.copysign {x3}, {0} : {t}
+{x5} = arith.cmpf olt, {x25}, {x2} : {t}
 {x6} = math.floor {1} : {t}
 {x7} = arith.cmpf oeq, {x6}, {1} : {t}
 {x8} = arith.mulf {1}, {x4} : {t}
@@ -263,7 +265,9 @@ _POW_F = """{x0} = math.absf {0} : {t}
 {x21} = arith.negf {x3} : {t}
 {x22} = arith.divf {x21}, {x2} : {t}
 {x23} = arith.cmpf oeq, {0}, {x22} : {t}
-{x24} = arith.select {x23}, {x18}, {x13} : {t}
+{x26} = arith.cmpf oeq, {0}, {x2} : {t}
+{x27} = arith.ori {x23}, {x26} : i1
+{x24} = arith.select {x27}, {x18}, {x13} : {t}
 {x14} = arith.select {x7}, {x12}, {x24} : {t}
 {x15} = arith.select {x5}, {x14}, {x1} : {t}
 {x16} = arith.cmpf oeq, {1}, {x2} : {t}

@@ -496,6 +496,12 @@ def test_array_api_devices_and_namespace_info():
     assert_close(enp.clip(FINITE, a_max=1.0), np.minimum(FINITE, 1.0))
     assert_close(enp.reshape(FINITE, (-1,), copy=True), FINITE.reshape(-1))
     assert enp.astype(FINITE, np.int32, copy=False, device="cpu").device == cpu
+    # jnp.int32 and its kin are dtypes to result_type; vecdot conjugates x1 and keeps the
+    # promoted dtype (JAX's)
+    assert enp.result_type(enp.int32, enp.float32, np.int8) == np.float32
+    u8, z = np.array([200, 100], np.uint8), np.array([1j, 2.0], np.complex64)
+    assert enp.vecdot(u8, u8).dtype == jnp.vecdot(u8, u8).dtype == np.uint8
+    assert complex(enp.vecdot(z, z)) == complex(jnp.vecdot(z, z)) == 5
     spd = np.array([[4.0, 2.0], [2.0, 3.0]], np.float32)
     assert_close(enp.linalg.cholesky(spd, upper=True), np.linalg.cholesky(spd).T, rtol=1e-6)
 

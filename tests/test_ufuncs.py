@@ -140,6 +140,13 @@ def test_odd_functions_keep_the_sign_of_zero(dtype):
             assert got.dtype == dtype and list(np.signbit(got)) == [True, False], name
             assert list(np.signbit(np.asarray(ember.jit(getattr(enp, name))(zeros)))) == [
                 True, False], name
+        # -0 is negative: its odd integer powers are -0 and -inf, its others +0 and +inf
+        exps = np.array([3, -3, 2, -2, 0.5, -0.5], dtype)
+        with np.errstate(divide="ignore"):
+            want = np.power(zeros[0], exps)
+        got = np.asarray(enp.power(zeros[0], exps))
+        np.testing.assert_array_equal(got, want)
+        assert list(np.signbit(got)) == list(np.signbit(want))
 
 
 # What IREE computes in float32 but not in float64 (#16): libm's functions (the module is

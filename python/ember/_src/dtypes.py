@@ -114,6 +114,8 @@ def dtype_and_weak(x: Any) -> tuple[np.dtype, bool]:
         return default_complex(), True
     if isinstance(x, (np.dtype, type)):
         return canonicalize(x), False
+    if isinstance(getattr(x, "dtype", None), np.dtype):  # jnp.int32 and other dtype-likes
+        return canonicalize(x.dtype), False
     raise TypeError(f"ember cannot interpret a value of type {type(x).__name__} as an array")
 
 

@@ -207,13 +207,16 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None,
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """The dot products of x1 and x2 along `axis` (broadcast over the rest)."""
+    """The dot products of conj(x1) and x2 along `axis` (broadcast over the rest), in their
+    promoted dtype (the array API's: integers do not widen)."""
     x1, x2 = _promote_only(x1, x2)
     shape = np.broadcast_shapes(x1.shape, x2.shape)
     if not shape or x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"vecdot requires x1 and x2 of one size along axis {axis}, got "
                          f"shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
-    return _red.sum(multiply(x1, x2), axis=axis)
+    if x1.dtype.kind == "c":
+        x1 = _uf.conjugate(x1)
+    return _red.sum(multiply(x1, x2), axis=axis, dtype=x1.dtype)
 
 
 def cross(a: Any, b: Any, axis: int = -1) -> Any:

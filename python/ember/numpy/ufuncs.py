@@ -187,16 +187,44 @@ _real_sinh = _float_unary(ops.SINH)
 _real_cosh = _float_unary(ops.COSH)
 
 
+def _complex_sinh(z: Any) -> Any:
+    """sinh(a + bj) = sinh a cos b + j cosh a sin b, with C99's infinities and NaNs."""
+    a, b = _parts(z)
+    re = multiply(_real_sinh(a), cos(b))
+    im = multiply(_real_cosh(a), sin(b))
+    zero_b, zero_a = equal(b, 0), equal(a, 0) & ~isfinite(b)
+    wild = isinf(a) & ~isfinite(b)
+    re = _where_values(wild, np.inf, _where_values(zero_a, a, re))  # its sign is free: NumPy's
+    im = _where_values(wild, np.nan, _where_values(zero_b, b, im))
+    return _cplx(re, im)
+
+
+def _complex_cosh(z: Any) -> Any:
+    """cosh(a + bj) = cosh a cos b + j sinh a sin b, with C99's infinities and NaNs."""
+    a, b = _parts(z)
+    re = multiply(_real_cosh(a), cos(b))
+    im = multiply(_real_sinh(a), sin(b))
+    wild = isinf(a) & ~isfinite(b)
+    zero_b = equal(b, 0)
+    im = _where_values(zero_b & isinf(a), multiply(b, copysign(1.0, a)), im)
+    im = _where_values(zero_b & isnan(a), b, im)
+    im = _where_values(equal(a, 0) & ~isfinite(b), 0.0, im)
+    re, im = _where_values(wild, np.inf, re), _where_values(wild, np.nan, im)
+    return _cplx(re, im)
+
+
 def sinh(x: Any) -> Any:
-    """sinh; of a complex z, -i sin(i z)."""
+    """sinh; of complex numbers too."""
     x = asarray(x)
-    return multiply(-1j, sin(multiply(1j, x))) if kind(x.dtype) == "c" else _real_sinh(x)
+    return _base._eager_as_one_module(_complex_sinh)(x) if kind(x.dtype) == "c" else \
+        _real_sinh(x)
 
 
 def cosh(x: Any) -> Any:
-    """cosh; of a complex z, cos(i z)."""
+    """cosh; of complex numbers too."""
     x = asarray(x)
-    return cos(multiply(1j, x)) if kind(x.dtype) == "c" else _real_cosh(x)
+    return _base._eager_as_one_module(_complex_cosh)(x) if kind(x.dtype) == "c" else \
+        _real_cosh(x)
 
 cbrt = _float_unary(ops.CBRT)
 
