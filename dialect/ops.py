@@ -242,9 +242,9 @@ def _compare() -> OpDef:
 
 
 # powf of a negative base is NaN in IREE's expansion: compute |x|**y and restore the sign
-# for integral y (NaN otherwise, but for -inf and -0), as NumPy does (-0 is negative: an
-# odd power of it is -0 or -inf); x**0 and 1**y are 1 for
-# every x and y, and (-1)**+-inf is 1 (IREE's powf(1, inf) is NaN).
+# for integral y (NaN otherwise, but for -inf and -0), as NumPy does (-0 is negative, as 1/x
+# tells: an odd power of it is -0 or -inf; math.copysign does not lower on every target);
+# x**0 and 1**y are 1 for every x and y, and (-1)**+-inf is 1 (IREE's powf(1, inf) is NaN).
 _POW_F = """{x0} = math.absf {0} : {t}
 {x1} = math.powf {x0}, {1} : {t}
 {x2} = arith.constant 0.0 : {t}
@@ -252,8 +252,10 @@ _POW_F = """{x0} = math.absf {0} : {t}
 {x4} = arith.constant 0.5 : {t}
 {x17} = arith.cmpf oeq, {x0}, {x3} : {t}
 {x18} = arith.select {x17}, {x3}, {x1} : {t}
-{x25} = math.copysign {x3}, {0} : {t}
-{x5} = arith.cmpf olt, {x25}, {x2} : {t}
+{x25} = arith.divf {x3}, {0} : {t}
+{x28} = arith.cmpf olt, {x25}, {x2} : {t}
+{x29} = arith.cmpf olt, {0}, {x2} : {t}
+{x5} = arith.ori {x28}, {x29} : i1
 {x6} = math.floor {1} : {t}
 {x7} = arith.cmpf oeq, {x6}, {1} : {t}
 {x8} = arith.mulf {1}, {x4} : {t}
