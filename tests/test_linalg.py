@@ -65,6 +65,31 @@ def test_solve_inv_det_slogdet_match_numpy(dtype):
     check()
 
 
+def test_elimination_across_panels_and_padding():
+    """37 unknowns are three panels of the blocked elimination, the last one padded: values,
+    the permutation's sign (a shuffled identity: every pivot 1, only the sign left) and
+    singular matrices (a zero row, a zero column) as NumPy has them."""
+    n = 37
+    a = _matrices(5, (2, n, n), np.float32)
+    b = np.random.default_rng(6).standard_normal((2, n, 2)).astype(np.float32)
+    tol = _tol(np.float32, a)
+    _close(jnp.linalg.solve(a, b), np.linalg.solve(a.astype(np.float64), b), tol)
+    _close(jnp.linalg.inv(a), np.linalg.inv(a.astype(np.float64)), tol)
+    shuffled = np.eye(n, dtype=np.float32)[np.random.default_rng(7).permutation(n)]
+    zero_row = a[0].copy()
+    zero_row[30] = 0
+    zero_column = a[1].copy()
+    zero_column[:, 20] = 0
+    cases = np.stack([a[0], shuffled, zero_row, zero_column])
+    sign, logdet = jnp.linalg.slogdet(cases)
+    want_sign, want_log = np.linalg.slogdet(cases.astype(np.float64))
+    assert np.asarray(sign).tolist() == want_sign.tolist()
+    _close(np.asarray(logdet)[:2], want_log[:2], 1e-5)
+    assert np.asarray(logdet)[2:].tolist() == [-np.inf] * 2
+    det = np.asarray(jnp.linalg.det(cases))
+    assert det[1] == np.linalg.det(shuffled) and det[2:].tolist() == [0.0, 0.0]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_cholesky_and_triangular_solves_match_scipy(dtype):
     @few_examples(4)

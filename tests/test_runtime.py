@@ -78,6 +78,25 @@ def test_small_calls_run_inline_and_large_ones_on_workers():
     assert executable.PARALLEL_MIN_ELEMENTS == 1 << 15
 
 
+def test_loops_run_where_their_innermost_trips_are_cheapest():
+    """A module with loops runs on the worker threads when its innermost trips are large
+    (they wake the workers on every trip): an outer loop's own work does not decide."""
+    big = np.ones(1 << 16, np.float32)
+
+    def one_loop(x):
+        return ember.lax.fori_loop(0, 10, lambda i, x: x * 0.5 + 1, x)
+
+    def nested(x):
+        def outer(i, x):
+            head = ember.lax.fori_loop(0, 100, lambda j, h: h * 0.5 + 1, x[:16])
+            return x * 0.5 + jnp.sum(head)
+        return ember.lax.fori_loop(0, 10, outer, x)
+
+    assert ember.jit(one_loop).lower(big).placement.parallel
+    assert not ember.jit(nested).lower(big).placement.parallel
+    assert not ember.jit(one_loop).lower(big[:16]).placement.parallel
+
+
 def test_threads_calling_same_and_different_functions():
     add = ember.jit(lambda a, b: a + b)
     scale = ember.jit(lambda a: a * 3.0 - 1.0)

@@ -1,12 +1,13 @@
 """`ember.numpy.linalg`: norms, solves, inverses, determinants and the Cholesky factor, batched
 over leading dimensions as in `jax.numpy.linalg`.
 
-The factorizations are loops of ember ops (`lax.fori_loop`, one trip a column) whose every
-trip is whole-matrix elementwise work with masks, so each trip is one fused kernel and
-nothing has a shape that depends on the trip: O(n^3) work, O(n) trips. Gauss-Jordan
-elimination with partial pivoting gives `solve`, `inv`, `det` and `slogdet`; the
-left-looking column Cholesky gives `cholesky`; substitution gives `solve_triangular`. Each
-function is jitted: an eager call is one module, a call under jit inlines.
+The factorizations are loops of ember ops (`lax.fori_loop`, one trip a column) whose trips
+are elementwise work with masks, so nothing has a shape that depends on the trip: O(n^3)
+work, O(n) trips. Blocked Gauss-Jordan elimination with partial pivoting gives `solve`,
+`inv`, `det` and `slogdet` (a trip works on a panel of columns; each panel's transform
+reaches the rest of the matrix as one matrix product); the left-looking column Cholesky gives
+`cholesky`; substitution gives `solve_triangular`. Each function is jitted: an eager call is
+one module, a call under jit inlines.
 
 This module comes after the rest of `ember.numpy` (it builds on `ember.lax`'s loops); `import
 ember` makes it `ember.numpy.linalg`.
@@ -33,6 +34,10 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm
            *decompositions.__all__]
 
 
+# Columns a panel of the blocked elimination takes at a time.
+_BLOCK = 16
+
+
 def _index(n: int) -> Any:
     return enp.arange(n, dtype=np.int32)
 
@@ -50,39 +55,76 @@ def _row(m: Any, k: Any) -> Any:
 
 
 def _eliminate(m: Any, n: int, singular_ok: bool) -> tuple[Any, Any, Any]:
-    """Gauss-Jordan elimination with partial pivoting of the first n columns of m
+    """Blocked Gauss-Jordan elimination with partial pivoting of the first n columns of m
     (..., n, n + k). Rows are not swapped: step k takes as pivot the unused row p with the
     largest |m[p, k]|, scales it to 1 there and clears column k in every other row. Returns
-    the remaining columns in pivot order (the solution), the pivots (..., n) and the sign of
-    the permutation (...). With `singular_ok`, a zero pivot is left unscaled (det is then
-    0, not nan)."""
-    rows = _index(n)
+    the remaining columns in pivot order (the solution), the pivots (..., n or more, in no
+    order; padding's are 1) and the sign of the permutation (...). With `singular_ok`, a
+    zero pivot is left unscaled (det is then 0, not nan).
 
-    def step(k, state):
-        m, used, order, pivots = state
-        column = _column(m, k)
-        p = enp.argmax(enp.where(used, -1, enp.abs(column)), axis=-1).astype(np.int32)
-        is_p = rows == p[..., None]  # (..., n)
-        pivot = enp.sum(enp.where(is_p, column, 0), axis=-1)
-        divisor = enp.where(pivot == 0, 1, pivot) if singular_ok else pivot
-        pivot_row = enp.take_along_axis(m, p[..., None, None], axis=-2) / divisor[..., None,
-                                                                                   None]
-        m = enp.where(is_p[..., :, None], pivot_row,
-                      m - enp.where(is_p, 0, column)[..., :, None] * pivot_row)
-        order = enp.where(rows == k, p[..., None], order)
-        pivots = enp.where(rows == k, pivot[..., None], pivots)
-        return m, used | is_p, order, pivots
-
+    The steps go a panel of `_BLOCK` columns at a time. A panel's steps run on the panel
+    alone, beside the columns of the transform they make (each pivot row's identity column,
+    put in as the row becomes a pivot: until then no step touches it) and three columns of
+    bookkeeping per row (whether it is a pivot yet, its pivot, the step that took it), so a
+    step is an argmax, a gather of the pivot row and one elementwise pass over the panel.
+    The rest of m then takes the panel's transform in one matrix product."""
+    block = min(n, _BLOCK)
+    size = -(-n // block) * block  # n padded with identity rows and columns to whole panels
+    rows = _index(size)
+    if size != n:
+        pad = [(0, 0)] * (m.ndim - 2) + [(0, size - n)]
+        unit = (rows[:, None] == rows) & (rows >= n)  # 1 on the padding's diagonal
+        m = enp.concatenate([enp.pad(m[..., :n], [*pad, (0, size - n)]) + unit.astype(m.dtype),
+                             enp.pad(m[..., n:], [*pad, (0, 0)])], axis=-1)
     batch = m.shape[:-2]
-    init = (m, enp.zeros((*batch, n), bool), enp.zeros((*batch, n), np.int32),
-            enp.ones((*batch, n), m.dtype))
-    m, _, order, pivots = lax.fori_loop(0, n, step, init)
+    used, pivot_of = 2 * block, 2 * block + 1  # bookkeeping columns, then the step's
+    cols = _index(2 * block + 3)
+
+    def step(j, state):
+        k, panel = state  # panel: (..., size, cols)
+        column = _column(panel, j)
+        taken = _column(panel, used) != 0
+        p = enp.argmax(enp.where(taken, -1, enp.abs(column)), axis=-1).astype(np.int32)
+        is_p = (rows == p[..., None])[..., :, None]  # (..., size, 1)
+        row = enp.take_along_axis(panel, p[..., None, None], axis=-2)  # (..., 1, cols)
+        pivot = _column(row, j)  # (..., 1)
+        divisor = enp.where(pivot == 0, 1, pivot) if singular_ok else pivot
+        row = (row + (cols == block + j)) / divisor[..., None]
+        eliminated = enp.where(is_p, row, panel - enp.where(is_p, 0, column[..., None]) * row)
+        book = enp.where(cols == used, 1, enp.where(cols == pivot_of, pivot[..., None],
+                                                    (k + j).astype(m.dtype)))
+        return k, enp.where(cols < used, eliminated, enp.where(is_p, book, panel))
+
+    def panel_step(i, state):
+        m, book = state  # book: (..., size, 3)
+        k = i * block
+        panel = lax.dynamic_slice(m, [0] * (m.ndim - 1) + [k], (*batch, size, block))
+        _, panel = lax.fori_loop(0, block, step, (k, enp.concatenate(
+            [panel, enp.zeros_like(panel), book], axis=-1)))
+        book = panel[..., used:]
+        # (..., size, block): row r took step k + j of this panel
+        picked = (book[..., :1] != 0) & (book[..., 2:].astype(np.int32) == k + _index(block))
+        chosen = enp.sum(enp.where(picked, rows[:, None], 0), axis=-2)  # (..., block)
+        pivot_rows = enp.take_along_axis(m, chosen[..., :, None], axis=-2)
+        m = m + enp.matmul(panel[..., block:used] - picked.astype(m.dtype), pivot_rows)
+        return m, book
+
+    m, book = lax.fori_loop(0, size // block, panel_step,
+                            (m, enp.zeros((*batch, size, 3), m.dtype)))
+    # The step that took each row is a permutation; its inverse orders the solution's rows
+    # (a scatter: IREE 3.13 fails to compile a reduction that feeds a gather).
+    at = book[..., 2].astype(np.int32).reshape(-1, size)
+    at = at + size * _index(at.shape[0])[:, None]
+    order = enp.zeros(at.size, np.int32).at[at.reshape(-1)].set(
+        enp.broadcast_to(rows, at.shape).reshape(-1)).reshape(*batch, size)
     # the permutation's sign: the parity of its inversions (pairs i < j, order[i] > order[j])
     inversions = enp.sum((order[..., :, None] > order[..., None, :]) & (rows[:, None] < rows),
                          axis=(-1, -2))
     sign = enp.where(inversions % 2 == 0, 1, -1).astype(m.dtype)
-    solution = enp.take_along_axis(m[..., n:], order[..., :, None], axis=-2)
-    return solution, pivots, sign
+    # whole rows, then the solution's columns (IREE 3.13 fails to compile a gather from a
+    # column slice)
+    solution = enp.take_along_axis(m, order[..., :n, None], axis=-2)[..., size:]
+    return solution, book[..., 1], sign
 
 
 def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
@@ -147,19 +189,40 @@ def cholesky(a: Any, *, upper: bool = False) -> Any:
 @jit
 @enp._base._eager_jit()
 def _cholesky(a: Any) -> Any:
+    """Right-looking blocked Cholesky: a panel of `_BLOCK` columns of what is left of a is
+    factored a column a trip (each a rank-one update of the panel), then the panel's outer
+    product leaves what the next panels factor, in one matrix product."""
     a = _real_matrix("cholesky", a, square=True)
     a = (a + enp.swapaxes(a, -1, -2)) / 2
     n = a.shape[-1]
-    rows = _index(n)
+    block = min(n, _BLOCK)
+    size = -(-n // block) * block  # n padded with an identity block to whole panels
+    rows, cols = _index(size), _index(block)
+    if size != n:
+        pad = [(0, 0)] * (a.ndim - 2) + [(0, size - n)] * 2
+        a = enp.pad(a, pad) + ((rows[:, None] == rows) & (rows >= n)).astype(a.dtype)
+    batch = a.shape[:-2]
 
-    def step(j, factor):
-        # column j of a, less what the columns before j already hold (the rest are zero)
-        v = _column(a, j) - enp.sum(factor * _row(factor, j)[..., None, :], axis=-1)
-        d = enp.sqrt(enp.sum(enp.where(rows == j, v, 0), axis=-1))  # sqrt(v[..., j])
-        column = enp.where(rows > j, v / d[..., None], enp.where(rows == j, d[..., None], 0))
-        return factor + column[..., :, None] * (rows == j)[None, :]
+    def step(j, state):
+        k, panel = state  # columns k.. k + block of what is left of a: (..., size, block)
+        v = _column(panel, j)
+        d = enp.sqrt(lax.dynamic_slice(v, [0] * len(batch) + [k + j], (*batch, 1)))
+        column = enp.where(rows > k + j, v / d, enp.where(rows == k + j, d, 0))
+        head = lax.dynamic_slice(column, [0] * len(batch) + [k], (*batch, block))
+        rest = panel - column[..., :, None] * head[..., None, :]
+        return k, enp.where(cols > j, rest, enp.where(cols == j, column[..., :, None], panel))
 
-    return lax.fori_loop(0, n, step, enp.zeros_like(a))
+    def panel_step(i, state):
+        left, factor = state
+        k = i * block
+        starts = [0] * (len(batch) + 1) + [k]
+        _, panel = lax.fori_loop(0, block, step, (k, lax.dynamic_slice(
+            left, starts, (*batch, size, block))))
+        left = left - enp.matmul(panel, enp.swapaxes(panel, -1, -2))
+        return left, lax.dynamic_update_slice(factor, panel, starts)
+
+    _, factor = lax.fori_loop(0, size // block, panel_step, (a, enp.zeros_like(a)))
+    return factor[..., :n, :n]
 
 
 @enp._base._eager_jit("trans", "lower", "unit_diagonal")

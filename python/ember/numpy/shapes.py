@@ -538,7 +538,14 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
         tuple(d for i, d in enumerate(indices.shape) if i != axis)))
     shape.insert(axis, indices.shape[axis])
     shape = tuple(shape)
-    indices = broadcast_to(indices, shape)
+    # The trailing axes the indices are broadcast over are taken whole: one take of rows
+    # whose last coordinate runs with the result's (a contiguous load IREE vectorizes; a flat
+    # position per element is a gather instruction per element).
+    inner = arr.ndim
+    while inner - 1 > axis and indices.shape[inner - 1] == 1:
+        inner -= 1
+    outer = shape[:inner]
+    indices = broadcast_to(reshape(indices, indices.shape[:inner]), outer)
     n = arr.shape[axis]
     full = tuple(arr.shape[i] if i == axis else shape[i] for i in range(arr.ndim))
     arr = broadcast_to(arr, full)
@@ -548,16 +555,17 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     clamped = _uf.clip(normalized, 0, builtins.max(n - 1, 0))
     flat = None
     stride = 1
-    for d in reversed(range(arr.ndim)):
-        coord = clamped if d == axis else bind(ops.IOTA, dimension=d, shape=shape,
+    for d in reversed(range(inner)):
+        coord = clamped if d == axis else bind(ops.IOTA, dimension=d, shape=outer,
                                                dtype=np.dtype(np.int32))
         term = _uf.multiply(coord, stride)
         flat = term if flat is None else _uf.add(flat, term)
         stride *= full[d]
     if math.prod(full) == 0 or math.prod(shape) == 0:
         return _cr.zeros(shape, arr.dtype)
-    out = bind(ops.TAKE, ravel(arr), ravel(flat), axis=0)
-    out = reshape(out, shape)
+    rows = reshape(arr, (math.prod(full[:inner]), math.prod(full[inner:])))
+    out = reshape(bind(ops.TAKE, rows, ravel(flat), axis=0), shape)
+    valid = reshape(valid, outer + (1,) * (arr.ndim - inner))
     if mode == "clip":
         return out
     fill = _fill_value(arr.dtype) if fill_value is None else fill_value
