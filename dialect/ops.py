@@ -674,7 +674,7 @@ COMPLEX = _complex()
 SIGN = elementwise("sign", 1, {
     "f": "{x0} = arith.constant 0.0 : {t}\n{x1} = arith.constant 1.0 : {t}\n"
          "{x2} = math.copysign {x1}, {0} : {t}\n{x3} = arith.cmpf oeq, {0}, {x0} : {t}\n"
-         "{x4} = arith.select {x3}, {0}, {x2} : {t}\n{x5} = arith.cmpf uno, {0}, {0} : {t}\n"
+         "{x4} = arith.select {x3}, {x0}, {x2} : {t}\n{x5} = arith.cmpf uno, {0}, {0} : {t}\n"
          "{r} = arith.select {x5}, {0}, {x4} : {t}",
     "i": "{x0} = arith.constant 0 : {t}\n{x1} = arith.constant 1 : {t}\n"
          "{x2} = arith.constant -1 : {t}\n{x3} = arith.cmpi sgt, {0}, {x0} : {t}\n"

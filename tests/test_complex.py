@@ -137,6 +137,19 @@ def test_inverse_functions_take_c99s_special_values():
         assert_near(np.asarray(got).astype(C128), want[name], rtol=2e-5)
 
 
+def test_log1p_at_minus_one_and_near_zero():
+    """log1p(-1 +- 0j) is -inf +- 0j (MLIR's complex.log1p gave nan there); near -1 as
+    NumPy's log(1 + z); near 0 without cancellation (NumPy's log(1 + z) gives 0 for 1e-20)."""
+    z = np.array([-1 + 0j, complex(-1, -0.0), -1.5 + 0.25j, -0.75 - 2j, 3 + 4j, 1e30 - 1e30j], C64)
+    got = np.asarray(enp.log1p(z)).astype(C128)
+    assert got[:2].tolist() == [complex(-np.inf, 0.0)] * 2
+    assert np.signbit(got[:2].imag).tolist() == [False, True]
+    assert_near(got[2:], np.log1p(z[2:].astype(C128)), rtol=2e-6)
+    small = np.array([1e-20 + 0j, 1e-8 - 1e-8j, -3e-5 + 2e-5j], C64)
+    v = small.astype(C128)
+    assert_near(np.asarray(enp.log1p(small)).astype(C128), v - v * v / 2 + v ** 3 / 3, rtol=1e-6)
+
+
 def _reductions(ns):
     return {
         "sum": lambda x, y: (ns.sum(x), ns.sum(x, axis=0), x.sum(axis=(1, 2), keepdims=True)),

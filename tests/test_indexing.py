@@ -233,3 +233,13 @@ def test_a_boolean_mask_must_have_the_shape_of_its_axes():
     mask = np.array([True, False, True, True])
     np.testing.assert_array_equal(np.asarray(jnp.asarray(x)[..., mask]), x[..., mask])
     np.testing.assert_array_equal(np.asarray(jnp.asarray(x)[x > 4]), x[x > 4])
+
+
+def test_slice_bounds_may_be_concrete_integer_arrays():
+    """x[start:stop] with 0-d integer arrays as bounds uses their values, as JAX does (the
+    array API suite slices with counts it read from an array); traced bounds say so."""
+    x = np.arange(10.0, dtype=np.float32)
+    got = jnp.asarray(x)[jnp.asarray(2):np.int64(9):jnp.asarray(3)]
+    np.testing.assert_array_equal(np.asarray(got), x[2:9:3])
+    with pytest.raises(ember.errors.TracerIntegerConversionError):
+        ember.jit(lambda x, k: x[:k])(x, jnp.asarray(3))

@@ -482,6 +482,7 @@ def test_array_api_devices_and_namespace_info():
     assert info.capabilities()["data-dependent shapes"] is False
     assert info.default_dtypes()["real floating"] == np.float32
     assert "float64" not in info.dtypes() and set(info.dtypes(kind="bool")) == {"bool"}
+    assert "float16" not in info.dtypes()  # the standard's dtypes only (as jax.numpy's)
     with setting("ember_enable_x64", True):
         assert "float64" in info.dtypes(kind="real floating")
         assert info.default_dtypes()["integral"] == np.int64
@@ -494,6 +495,10 @@ def test_array_api_devices_and_namespace_info():
         assert "device" in inspect.signature(f).parameters, f.__name__
     assert_close(enp.clip(FINITE, min=0.0, max=2.0), np.clip(FINITE, 0.0, 2.0))
     assert_close(enp.clip(FINITE, a_max=1.0), np.minimum(FINITE, 1.0))
+    assert_close(enp.clip(FINITE), FINITE)  # neither bound: the values as they are (JAX)
+    # sign of either zero is +0 (the array API, NumPy)
+    assert np.signbit(np.asarray(enp.sign(np.array([-0.0, 0.0], np.float32)))).tolist() == [
+        False, False]
     assert_close(enp.reshape(FINITE, (-1,), copy=True), FINITE.reshape(-1))
     assert enp.astype(FINITE, np.int32, copy=False, device="cpu").device == cpu
     # jnp.int32 and its kin are dtypes to result_type; vecdot conjugates x1 and keeps the

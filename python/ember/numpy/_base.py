@@ -358,6 +358,11 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     return dtype == np.dtype(kind)
 
 
+_ARRAY_API_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                               "uint32", "uint64", "float32", "float64", "complex64",
+                               "complex128"})
+
+
 class _NamespaceInfo:
     """What `__array_namespace_info__()` tells of ember.numpy (the array API's inspection
     object)."""
@@ -380,7 +385,8 @@ class _NamespaceInfo:
         found = {}
         for d in SUPPORTED_DTYPES:
             d = np.dtype(d)
-            if _dt.canonicalize(d) != d:  # 64-bit types without x64
+            # the standard's dtypes (not float16, bfloat16), 64-bit ones only with x64
+            if d.name not in _ARRAY_API_DTYPES or _dt.canonicalize(d) != d:
                 continue
             if kind is None or isdtype(d, kind):
                 found[d.name] = d

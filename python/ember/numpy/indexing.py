@@ -13,6 +13,7 @@ points here.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -61,6 +62,9 @@ def _normalize(x: Any, idx: Any) -> list[Any]:
                 f"x.sum(where=...)-style reductions, or index outside jit.")
         if is_mask:
             out.extend(np.nonzero(np.asarray(i)))
+        elif isinstance(i, slice):  # bounds that are integer arrays: their values (JAX's)
+            out.append(slice(*(b if b is None else operator.index(b)
+                               for b in (i.start, i.stop, i.step))))
         else:
             out.append(i)
     consumed = sum(e is not None and e is not Ellipsis for e in out)

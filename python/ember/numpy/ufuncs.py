@@ -157,9 +157,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 - t
     names for them, as JAX still takes), with JAX's promotion."""
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
-    if a_min is None and a_max is None:
-        raise ValueError("clip requires a_min or a_max (min or max), got neither")
-    out = asarray(a)
+    out = asarray(a)  # neither bound: `a` as it is (JAX, the array API)
     if a_min is not None:
         out = maximum(out, a_min)
     if a_max is not None:
@@ -180,7 +178,7 @@ def _float_unary(op):
 
 exp2 = _float_unary(ops.EXP2)
 expm1 = _float_unary(ops.EXPM1)
-log1p = _float_unary(ops.LOG1P)
+_op_log1p = _float_unary(ops.LOG1P)
 log2 = _float_unary(ops.LOG2)
 tan = _float_unary(ops.TAN)
 _real_sinh = _float_unary(ops.SINH)
@@ -321,7 +319,7 @@ def _atanh_parts(a: Any, b: Any) -> tuple[Any, Any]:
     """atanh(a + bj) as (re, im): odd and conjugate-symmetric."""
     x, y = absolute(a), absolute(b)
     w = _cplx(x, y)
-    re, im = _parts(multiply(subtract(log1p(w), log1p(negative(w))), 0.5))
+    re, im = _parts(multiply(subtract(_op_log1p(w), _op_log1p(negative(w))), 0.5))
     re, im = _special(x, y, [
         (isinf(y), (0.0, np.pi / 2)),
         (isinf(x) & isnan(y), (0.0, np.nan)),
@@ -371,7 +369,19 @@ def _inverse(row, parts, name: str):
     return fn
 
 
+def _log1p_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """log1p(a + bj) as (re, im): re = log|1 + z| = log1p(a (2 + a) + b^2) / 2 (no cancellation
+    near 0; log|1 + z| where squares would overflow), im = atan2(b, 1 + a); log1p(-1 + 0j) is
+    -inf + 0j (MLIR's complex.log1p gives nan there)."""
+    one = add(a, 1.0)
+    near = multiply(log1p(add(multiply(a, add(a, 2.0)), multiply(b, b))), 0.5)
+    far = log(hypot(one, b))
+    re = _where_values(greater(maximum(absolute(a), absolute(b)), _big(a)), far, near)
+    return _where_values(isinf(a) | isinf(b), np.inf, re), arctan2(b, one)
+
+
 _real_asinh = _float_unary(ops.ASINH)
+log1p = _inverse(ops.LOG1P, _log1p_parts, "log1p")
 arcsinh = _inverse(ops.ASINH, _asinh_parts, "arcsinh")
 arccosh = _inverse(ops.ACOSH, _acosh_parts, "arccosh")
 arctanh = _inverse(ops.ATANH, _atanh_parts, "arctanh")
