@@ -68,6 +68,12 @@ class DiskCache:
         self.max_bytes = max_bytes
         self.usable = self._prepare()
         self._write_warned = False
+        # The directory's size at the last scan and what this cache wrote since: a put scans
+        # (and evicts) only when their sum passes the cap, or when a sixteenth of the cap
+        # was written since (other processes write here too). Scanning on every put made a
+        # run's compiles quadratic in the number of entries (13,000 files: a stat each).
+        self._scanned: int | None = None
+        self._unscanned = 0
 
     # -- safety
     def _prepare(self) -> bool:
@@ -155,9 +161,13 @@ class DiskCache:
         data = MAGIC + owner + hashlib.sha256(owner + payload).digest() + payload
         try:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)  # it may have been removed
+            sidecar = json.dumps(key.summary()).encode()
             _atomic_write(self.root, self._entry(key), data)
-            _atomic_write(self.root, self._sidecar(key), json.dumps(key.summary()).encode())
-            self._evict()
+            _atomic_write(self.root, self._sidecar(key), sidecar)
+            self._unscanned += len(data) + len(sidecar)
+            if (self._scanned is None or self._scanned + self._unscanned > self.max_bytes
+                    or self._unscanned > self.max_bytes // 16):
+                self._evict()
         except OSError as e:  # a full disk, a read-only or vanished directory: a compile
             if not self._write_warned:
                 self._write_warned = True
@@ -194,11 +204,13 @@ class DiskCache:
                 break
             path.unlink(missing_ok=True)
             total -= size
+        self._scanned, self._unscanned = total, 0
 
     def clear(self) -> None:
         """Remove what this cache wrote; other files in the directory stay."""
         for _, _, path in self._files():
             path.unlink(missing_ok=True)
+        self._scanned, self._unscanned = None, 0
 
 
 def _unpack(data: bytes, key: DiskKey) -> bytes | str:

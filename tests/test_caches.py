@@ -15,7 +15,7 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember._src import compilation
-from ember.compiler import pipeline
+from ember.compiler import disk_cache, pipeline
 from ember.compiler.disk_cache import CacheWarning, DiskCache, DiskKey
 from helpers import assert_close
 
@@ -266,6 +266,23 @@ def test_lru_eviction_keeps_the_cache_under_its_cap(tmp_path):
             os.utime(cache._entry(keys[0]), (1, 1))  # keys[0] least recently used
     kept = [k for k in keys if cache.get(k)[0] is not None]
     assert keys[0] not in kept and keys[-1] in kept and len(kept) == 2
+
+
+def test_puts_scan_the_directory_only_near_the_cap(tmp_path, monkeypatch):
+    """Scanning every file on every put made a run's compiles quadratic in the entries."""
+    cache = DiskCache(tmp_path / "c", max_bytes=64_000)
+    scans = []
+    files = cache._files
+    monkeypatch.setattr(cache, "_files", lambda: scans.append(1) or files())
+    keys = [DiskKey((("ir", f"program {i}"),)) for i in range(40)]
+    for key in keys:
+        cache.put(key, bytes(1000))
+    # the first put, then once a sixteenth of the cap (4,000 bytes) was written since
+    assert 8 <= len(scans) <= 14
+    assert all(cache.get(k)[0] is not None for k in keys[-20:])
+    cache.put(DiskKey((("ir", "big"),)), bytes(60_000))  # past the cap: scanned and evicted
+    ours = [p for p in (tmp_path / "c").iterdir() if disk_cache._OURS.fullmatch(p.name)]
+    assert sum(p.stat().st_size for p in ours) <= 64_000
 
 
 def test_disk_miss_says_which_part_changed(tmp_path):
