@@ -38,8 +38,9 @@ LIBM_C128 = LIBM_F64 | {"ember.exp", "ember.log", "ember.pow", "ember.sqrt", "em
 _SYSTEM_LIBRARY = "--iree-llvmcpu-link-embedded=false"
 # Data tiling packs a matmul's operands into the CPU's tile layout around the kernel (1024^2
 # f32: 6.0 ms vs 8.9 ms untiled). A module whose contractions are all matrix-vector, dot or
-# outer products has nothing to tile: packing costs more than it saves (per-example
-# gradients of a 256-wide linear model, one core, best of 15: 24 vs 16 us).
+# outer products (or products at most pipeline.TILED_MIN_DEPTH deep) has nothing to tile:
+# packing costs more than it saves (per-example gradients of a 256-wide linear model, one
+# core, best of 15: 24 vs 16 us).
 _DATA_TILING = "--iree-opt-data-tiling"
 _CPU = Target("cpu", (
         "--iree-hal-target-device=local",

@@ -34,8 +34,11 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm
            *decompositions.__all__]
 
 
-# Columns a panel of the blocked elimination takes at a time.
+# Columns a panel of the blocked elimination takes at a time, and of the blocked Cholesky
+# (whose trips are cheaper: a panel alone; its products, 32 deep, are data-tiled: 512 x 512
+# in 8.7-9.8 ms, 11.7-13.2 ms with panels of 16).
 _BLOCK = 16
+_CHOLESKY_BLOCK = 32
 
 
 def _index(n: int) -> Any:
@@ -189,13 +192,13 @@ def cholesky(a: Any, *, upper: bool = False) -> Any:
 @jit
 @enp._base._eager_jit()
 def _cholesky(a: Any) -> Any:
-    """Right-looking blocked Cholesky: a panel of `_BLOCK` columns of what is left of a is
-    factored a column a trip (each a rank-one update of the panel), then the panel's outer
-    product leaves what the next panels factor, in one matrix product."""
+    """Right-looking blocked Cholesky: a panel of `_CHOLESKY_BLOCK` columns of what is left
+    of a is factored a column a trip (each a rank-one update of the panel), then the panel's
+    outer product leaves what the next panels factor, in one matrix product."""
     a = _real_matrix("cholesky", a, square=True)
     a = (a + enp.swapaxes(a, -1, -2)) / 2
     n = a.shape[-1]
-    block = min(n, _BLOCK)
+    block = min(n, _CHOLESKY_BLOCK)
     size = -(-n // block) * block  # n padded with an identity block to whole panels
     rows, cols = _index(size), _index(block)
     if size != n:
