@@ -80,7 +80,7 @@ def trip_work(module: mlir.Operation) -> int | None:
     counts its update, not the array it writes into), over the module's loops; None without
     loops. Tiny trips should not pay for waking worker threads on every trip; an outer
     loop's own work runs once per run of its inner loops, so the innermost trips decide (a
-    blocked solve of 512 equations: 512 trips of a 512x40 panel, 32 of a matrix product)."""
+    blocked solve of 512 equations: 512 trips over a 512x35 panel, 32 of a matrix product)."""
     work = None
     for func in functions(module):
         for loop in _loops(body(func)):

@@ -5,9 +5,9 @@ The factorizations are loops of ember ops (`lax.fori_loop`, one trip a column) w
 are elementwise work with masks, so nothing has a shape that depends on the trip: O(n^3)
 work, O(n) trips. Blocked Gauss-Jordan elimination with partial pivoting gives `solve`,
 `inv`, `det` and `slogdet` (a trip works on a panel of columns; each panel's transform
-reaches the rest of the matrix as one matrix product); the left-looking column Cholesky gives
-`cholesky`; substitution gives `solve_triangular`. Each function is jitted: an eager call is
-one module, a call under jit inlines.
+reaches the rest of the matrix as one matrix product); a right-looking Cholesky, blocked the
+same way, gives `cholesky`; substitution gives `solve_triangular`. Each function is jitted: an
+eager call is one module, a call under jit inlines.
 
 This module comes after the rest of `ember.numpy` (it builds on `ember.lax`'s loops); `import
 ember` makes it `ember.numpy.linalg`.
