@@ -98,14 +98,18 @@ def _any_op(module: mlir.Module, test) -> bool:
 # packing only adds passes (the blocked inverse of a 512 x 512 matrix: 16-deep products into
 # a 512 x 1024 accumulator, 21-28 ms untiled against 57-73 ms tiled).
 TILED_MIN_DEPTH = 16
+# Nor does it pay for a small product (below 64^3 multiply-adds: a few microseconds either
+# way), whose module compiles faster untiled (0.6-0.8 s against 1.1-1.2 s; 32^3 to 128^3
+# products ran within 15% of each other either way).
+TILED_MIN_WORK = 1 << 18
 
 
 def multiplies_matrices(module: mlir.Module) -> bool:
     """Whether some ember.dot_general of the module multiplies two matrices: both operands
     keep free (neither batch nor contracted) dims of more than one element and the
-    contracted dims hold more than TILED_MIN_DEPTH, so the result is not a matrix-vector
-    product, a dot product, an outer product (which data tiling only pads and packs) or a
-    shallow product."""
+    contracted dims hold more than TILED_MIN_DEPTH, and the product is at least
+    TILED_MIN_WORK multiply-adds: not a matrix-vector product, a dot product, an outer
+    product (which data tiling only pads and packs), a shallow or a small product."""
     def elements(op: mlir.Operation, side: int, prefix: str, free: bool) -> int:
         """How many elements the operand's free (or contracted) dims hold (a dynamic one
         may hold any number: counted as many)."""
@@ -115,9 +119,18 @@ def multiplies_matrices(module: mlir.Module) -> bool:
         dims = [d for i, d in enumerate(shape) if (i not in used if free else i in contracted)]
         return sys.maxsize if any(d < 0 for d in dims) else int(np.prod(dims, dtype=np.int64))
 
-    return _any_op(module, lambda op: op.name == "ember.dot_general"
-                   and elements(op, 0, "lhs", True) > 1 and elements(op, 1, "rhs", True) > 1
-                   and elements(op, 0, "lhs", False) > TILED_MIN_DEPTH)
+    def tiles(op: mlir.Operation) -> bool:
+        if op.name != "ember.dot_general":
+            return False
+        m, n = elements(op, 0, "lhs", True), elements(op, 1, "rhs", True)
+        depth = elements(op, 0, "lhs", False)
+        batch = [d for i, d in enumerate(mlir.ShapedType(op.operands[0].type).shape)
+                 if i in {*mlir.DenseI64ArrayAttr(op.attributes["lhs_batch"])}]
+        work = sys.maxsize if any(d < 0 for d in batch) else m * n * depth * int(
+            np.prod(batch, dtype=np.int64))
+        return m > 1 and n > 1 and depth > TILED_MIN_DEPTH and work >= TILED_MIN_WORK
+
+    return _any_op(module, tiles)
 
 
 def calls_libm(module: mlir.Module) -> bool:

@@ -207,16 +207,19 @@ def test_a_forked_child_runs_and_compiles():
 
 def test_matmuls_are_data_tiled_and_matrix_vector_products_are_not():
     """The placement carries the choice (iree_driver.untiled), made from the ember ops:
-    a product of two matrices (more than 16 deep) anywhere in the module tiles it."""
+    a product of two matrices (more than 16 deep, 64^3 multiply-adds or more) anywhere in the
+    module tiles it."""
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((64, 32), np.float32), rng.standard_normal((32, 16), np.float32)
-    v = rng.standard_normal(32, np.float32)
+    a, b = rng.standard_normal((128, 64), np.float32), rng.standard_normal((64, 32), np.float32)
+    v = rng.standard_normal(64, np.float32)
     cases = [(lambda a, b, v: a @ v, a @ v, False),
              (lambda a, b, v: (jnp.outer(a @ v, v), v @ v), (np.outer(a @ v, v), v @ v), False),
              # a product over one element is an outer product too (grad of a dot makes them)
              (lambda a, b, v: a[:, :1] @ b[:1], a[:, :1] @ b[:1], False),
              # and so is a shallow product (16 deep: packing costs more than it saves)
              (lambda a, b, v: a[:, :16] @ b[:16], a[:, :16] @ b[:16], False),
+             # and a small one (below 64^3 multiply-adds: it compiles faster untiled)
+             (lambda a, b, v: a[:64, :32] @ b[:32, :16], a[:64, :32] @ b[:32, :16], False),
              (lambda a, b, v: jnp.einsum("ij,j->i", a, v) + (a @ b).sum(), None, True)]
     for f, expected, tiled in cases:
         lowered = ember.jit(f).lower(a, b, v)
