@@ -110,25 +110,24 @@ def multiplies_matrices(module: mlir.Module) -> bool:
     contracted dims hold more than TILED_MIN_DEPTH, and the product is at least
     TILED_MIN_WORK multiply-adds: not a matrix-vector product, a dot product, an outer
     product (which data tiling only pads and packs), a shallow or a small product."""
-    def elements(op: mlir.Operation, side: int, prefix: str, free: bool) -> int:
-        """How many elements the operand's free (or contracted) dims hold (a dynamic one
-        may hold any number: counted as many)."""
-        contracted = {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_contracting"])}
-        used = contracted | {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_batch"])}
+    def elements(op: mlir.Operation, side: int, which: str) -> int:
+        """How many elements the operand's "free", "contracting" or "batch" dims hold (a
+        dynamic one may hold any number: counted as many)."""
+        prefix = ("lhs", "rhs")[side]
+        named = {k: {*mlir.DenseI64ArrayAttr(op.attributes[f"{prefix}_{k}"])}
+                 for k in ("contracting", "batch")}
         shape = mlir.ShapedType(op.operands[side].type).shape
-        dims = [d for i, d in enumerate(shape) if (i not in used if free else i in contracted)]
+        dims = [d for i, d in enumerate(shape) if (i in named[which] if which in named else
+                                                   all(i not in s for s in named.values()))]
         return sys.maxsize if any(d < 0 for d in dims) else int(np.prod(dims, dtype=np.int64))
 
     def tiles(op: mlir.Operation) -> bool:
         if op.name != "ember.dot_general":
             return False
-        m, n = elements(op, 0, "lhs", True), elements(op, 1, "rhs", True)
-        depth = elements(op, 0, "lhs", False)
-        batch = [d for i, d in enumerate(mlir.ShapedType(op.operands[0].type).shape)
-                 if i in {*mlir.DenseI64ArrayAttr(op.attributes["lhs_batch"])}]
-        work = sys.maxsize if any(d < 0 for d in batch) else m * n * depth * int(
-            np.prod(batch, dtype=np.int64))
-        return m > 1 and n > 1 and depth > TILED_MIN_DEPTH and work >= TILED_MIN_WORK
+        m, n = elements(op, 0, "free"), elements(op, 1, "free")
+        depth, batch = elements(op, 0, "contracting"), elements(op, 0, "batch")
+        return (m > 1 and n > 1 and depth > TILED_MIN_DEPTH
+                and m * n * depth * batch >= TILED_MIN_WORK)
 
     return _any_op(module, tiles)
 

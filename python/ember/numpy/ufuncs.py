@@ -185,21 +185,21 @@ _real_sinh = _float_unary(ops.SINH)
 _real_cosh = _float_unary(ops.COSH)
 
 
-def _complex_sinh(z: Any) -> Any:
-    """sinh(a + bj) = sinh a cos b + j cosh a sin b, with C99's infinities and NaNs."""
-    a, b = _parts(z)
+def _sinh_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """sinh(a + bj) = sinh a cos b + j cosh a sin b as (re, im), with C99's infinities and
+    NaNs."""
     re = multiply(_real_sinh(a), cos(b))
     im = multiply(_real_cosh(a), sin(b))
     zero_b, zero_a = equal(b, 0), equal(a, 0) & ~isfinite(b)
     wild = isinf(a) & ~isfinite(b)
     re = _where_values(wild, np.inf, _where_values(zero_a, a, re))  # its sign is free: NumPy's
     im = _where_values(wild, np.nan, _where_values(zero_b, b, im))
-    return _cplx(re, im)
+    return re, im
 
 
-def _complex_cosh(z: Any) -> Any:
-    """cosh(a + bj) = cosh a cos b + j sinh a sin b, with C99's infinities and NaNs."""
-    a, b = _parts(z)
+def _cosh_parts(a: Any, b: Any) -> tuple[Any, Any]:
+    """cosh(a + bj) = cosh a cos b + j sinh a sin b as (re, im), with C99's infinities and
+    NaNs."""
     re = multiply(_real_cosh(a), cos(b))
     im = multiply(_real_sinh(a), sin(b))
     wild = isinf(a) & ~isfinite(b)
@@ -207,22 +207,8 @@ def _complex_cosh(z: Any) -> Any:
     im = _where_values(zero_b & isinf(a), multiply(b, copysign(1.0, a)), im)
     im = _where_values(zero_b & isnan(a), b, im)
     im = _where_values(equal(a, 0) & ~isfinite(b), 0.0, im)
-    re, im = _where_values(wild, np.inf, re), _where_values(wild, np.nan, im)
-    return _cplx(re, im)
+    return _where_values(wild, np.inf, re), _where_values(wild, np.nan, im)
 
-
-def sinh(x: Any) -> Any:
-    """sinh; of complex numbers too."""
-    x = asarray(x)
-    return _base._eager_as_one_module(_complex_sinh)(x) if kind(x.dtype) == "c" else \
-        _real_sinh(x)
-
-
-def cosh(x: Any) -> Any:
-    """cosh; of complex numbers too."""
-    x = asarray(x)
-    return _base._eager_as_one_module(_complex_cosh)(x) if kind(x.dtype) == "c" else \
-        _real_cosh(x)
 
 cbrt = _float_unary(ops.CBRT)
 
@@ -351,7 +337,9 @@ def _acos_parts(a: Any, b: Any) -> tuple[Any, Any]:
             _where_values(other, negative(q), im))
 
 
-def _inverse(row, parts, name: str):
+def _by_parts(row, parts, name: str):
+    """`name`: `row` on real numbers; on complex ones, `parts` of their real and imaginary
+    parts (one module when eager, compiled once per signature)."""
     real = _float_unary(row)
 
     def impl(z: Any) -> Any:
@@ -381,13 +369,15 @@ def _log1p_parts(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 _real_asinh = _float_unary(ops.ASINH)
-log1p = _inverse(ops.LOG1P, _log1p_parts, "log1p")
-arcsinh = _inverse(ops.ASINH, _asinh_parts, "arcsinh")
-arccosh = _inverse(ops.ACOSH, _acosh_parts, "arccosh")
-arctanh = _inverse(ops.ATANH, _atanh_parts, "arctanh")
-arcsin = _inverse(ops.ASIN, _rotated(_asinh_parts), "arcsin")
-arccos = _inverse(ops.ACOS, _acos_parts, "arccos")
-arctan = _inverse(ops.ATAN, _rotated(_atanh_parts), "arctan")
+sinh = _by_parts(ops.SINH, _sinh_parts, "sinh")
+cosh = _by_parts(ops.COSH, _cosh_parts, "cosh")
+log1p = _by_parts(ops.LOG1P, _log1p_parts, "log1p")
+arcsinh = _by_parts(ops.ASINH, _asinh_parts, "arcsinh")
+arccosh = _by_parts(ops.ACOSH, _acosh_parts, "arccosh")
+arctanh = _by_parts(ops.ATANH, _atanh_parts, "arctanh")
+arcsin = _by_parts(ops.ASIN, _rotated(_asinh_parts), "arcsin")
+arccos = _by_parts(ops.ACOS, _acos_parts, "arccos")
+arctan = _by_parts(ops.ATAN, _rotated(_atanh_parts), "arctan")
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 
 
