@@ -126,6 +126,35 @@ def test_eager_integer_indices_are_operands():
         np.testing.assert_array_equal(np.asarray(em[None, :, i]), m[None, :, i])
 
 
+def test_eager_data_movement_of_small_host_arrays_is_a_copy():
+    """Reshapes, transposes, joins, flips, broadcasts and basic indexing of small CPU arrays
+    whose values are ready compile nothing (a host copy); large ones run kernels. Both match
+    NumPy, and each result owns its buffer (donating it leaves the operand intact)."""
+    moves = {"reshape": lambda x: x.reshape(-1, 4), "T": lambda x: x.T,
+             "concatenate": lambda x: jnp.concatenate([x, x[:2]]), "flip": jnp.flip,
+             "broadcast": lambda x: jnp.broadcast_to(x[:1], (3, x.shape[1])),
+             "slices": lambda x: x[1:3, ::-2], "x[i, None]": lambda x: x[2, None],
+             "x[i, j]": lambda x: x[-1, 3]}
+    for shape in [(16, 8), (256, 256)]:  # 128 elements: host copies; 65,536: kernels
+        m = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        a = jnp.asarray(m)
+        with compiles() as n:
+            got = {name: move(a) for name, move in moves.items()}
+        if m.size == 128:
+            assert n() == 0
+        for name, move in moves.items():
+            np.testing.assert_array_equal(np.asarray(got[name]), move(m), err_msg=name)
+            assert got[name].dtype == np.float32, name
+    bump = ember.jit(lambda y: y + 1, donate_argnums=0)
+    a = jnp.asarray(np.ones((4, 8), np.float32))
+    for move in moves.values():
+        y = move(a)
+        np.testing.assert_array_equal(np.asarray(bump(y)), np.asarray(move(np.ones((4, 8)))) + 1)
+        np.testing.assert_array_equal(np.asarray(a), 1.0)
+    assert jnp.asarray(np.int32(3)).reshape(1).weak_type is False
+    assert jnp.arange(4.0)[jnp.newaxis].shape == (1, 4)
+
+
 # -- ember.jit(f, dynamic_dims=...) -------------------------------------------------------
 
 def mlp(x, w1, w2):

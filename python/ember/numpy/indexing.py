@@ -20,11 +20,13 @@ import numpy as np
 
 from ember import errors
 from ember.dialect import ops
-from ember.runtime import Array
+from ember.dialect.types import ShapedArray
+from ember.runtime import Array, put
+from ember.runtime.executable import PARALLEL_MIN_ELEMENTS
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
-from .._src.dispatch import bind
+from .._src.dispatch import bind, on_host
 from .._src.jit import JitFunction
 from . import _base
 from . import creation as _cr
@@ -191,6 +193,12 @@ def _eager_basic(x: Array, entries: list[Any]) -> Any:
         else:  # None or a slice (unhashable before Python 3.12)
             template.append(e if e is None else (e.start, e.stop, e.step))
         axis += e is not None
+    if on_host([x]):  # a small array in host memory: NumPy's basic indexing, copied
+        it = iter(ints)
+        y = x._to_numpy()[tuple(int(next(it)) if e is int else e if e is None else slice(*e)
+                                for e in template)]
+        if y.size < PARALLEL_MIN_ELEMENTS:
+            return put(y, ShapedArray(y.shape, x.dtype, x.weak_type), x.device)
     return _GETITEM_BASIC(x, tuple(template), *ints)
 
 
