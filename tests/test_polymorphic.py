@@ -2,6 +2,7 @@
 and 1 kept, the others symbolic), and eager integer indices are operands, not constants."""
 
 import contextlib
+import math
 
 import numpy as np
 import pytest
@@ -153,6 +154,30 @@ def test_eager_data_movement_of_small_host_arrays_is_a_copy():
         np.testing.assert_array_equal(np.asarray(a), 1.0)
     assert jnp.asarray(np.int32(3)).reshape(1).weak_type is False
     assert jnp.arange(4.0)[jnp.newaxis].shape == (1, 4)
+
+
+def test_elementwise_functions_compile_once_for_every_rank():
+    """Arrays of one shape (and scalars) run an eager ufunc flattened: exp of a vector, a
+    matrix and a 4-d batch is one kernel; broadcasting between shapes keeps its own."""
+    shapes = [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 2)]
+    hosts = [np.linspace(-2, 2, math.prod(s), dtype=np.float32).reshape(s) for s in shapes]
+    arrays = [jnp.asarray(h) for h in hosts]
+    jnp.tanh(jnp.asarray(np.ones(9, np.float32)))  # the vector kernel
+    with compiles() as n:
+        got = [(jnp.tanh(a), jnp.where(a > 0.5, a, -1.0), jnp.maximum(a, a * 0.5), a ** 3)
+               for a in arrays]
+    assert n() <= 5  # one kernel a function (for every rank): 23 if a kernel a rank
+    for h, (tanh, where, maximum, cube) in zip(hosts, got, strict=True):
+        assert tanh.shape == where.shape == maximum.shape == cube.shape == h.shape
+        assert_close(tanh, np.tanh(h), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(where), np.where(h > 0.5, h, -1.0))
+        np.testing.assert_array_equal(np.asarray(maximum), np.maximum(h, h * 0.5))
+        assert_close(cube, h ** 3, rtol=1e-6, atol=1e-6)
+    m, v = arrays[1], jnp.asarray(hosts[1][0])
+    np.testing.assert_array_equal(np.asarray(m + v), hosts[1] + hosts[1][0])  # broadcasting
+    y = jnp.exp(m)
+    ember.jit(lambda y: y * 2, donate_argnums=0)(y)  # the result owns its buffer
+    np.testing.assert_array_equal(np.asarray(m), hosts[1])
 
 
 # -- ember.jit(f, dynamic_dims=...) -------------------------------------------------------

@@ -207,17 +207,48 @@ def _promoted(*xs: Any, to_float: bool = False, name: str = "broadcast") -> list
     return [_broadcast(_lift(x, dtype, weak), shape) for x in xs]
 
 
-def _eager_as_one_module(impl):
+def _eager_as_one_module(impl, elementwise: bool = False):
     """Outside a trace, run `impl` as one compiled module, so scalar broadcasts and dtype
     conversions fuse into the op instead of each materializing an array (eager SELU on 1M
-    floats: 10 dispatches become 6). Compiled once per signature, like any jit."""
+    floats: 10 dispatches become 6). Compiled once per signature, like any jit.
+
+    An `elementwise` impl whose array arguments share one shape (the others scalars) runs
+    on them flattened: one kernel serves every rank (exp of a vector, a matrix and a batch of
+    images compiles once)."""
     jitted = JitFunction(impl, eager=True)
 
     @functools.wraps(impl)
     def run(*xs: Any) -> Any:
-        return impl(*xs) if current_trace() is not None else jitted(*xs)
+        if current_trace() is not None:
+            return impl(*xs)
+        shape = _common_shape(xs) if elementwise else None
+        if shape is None:
+            return jitted(*xs)
+        out = jitted(*(_flat(x) for x in xs))
+        return out._viewed_as(ShapedArray(shape, out.dtype, out.weak_type))
 
     return run
+
+
+def _eager_elementwise(impl):
+    """`_eager_as_one_module` for an elementwise function (a ufunc)."""
+    return _eager_as_one_module(impl, elementwise=True)
+
+
+def _common_shape(xs: tuple) -> tuple[int, ...] | None:
+    """The one shape of rank 2 or more (and not empty) that every argument but scalars has
+    (None if there is none)."""
+    shapes = {x.shape for x in xs if type(x) is Array and x.ndim}
+    if len(shapes) != 1 or any(type(x) is not Array and np.ndim(x) for x in xs):
+        return None
+    (shape,) = shapes
+    return shape if len(shape) > 1 and 0 not in shape else None
+
+
+def _flat(x: Any) -> Any:
+    """An array argument seen as a vector (for the call to read: it shares x's buffer)."""
+    return (x._viewed_as(ShapedArray((x.size,), x.dtype, x.weak_type))
+            if type(x) is Array and x.ndim else x)
 
 
 def _eager_jit(*statics: str):
@@ -284,7 +315,7 @@ def _nary(op, to_float: bool = False):
                             f"convert them with .astype(...) first") from None
 
     impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
-    return _eager_as_one_module(impl)
+    return _eager_elementwise(impl)
 
 
 @functools.cache
@@ -299,7 +330,7 @@ def _unary_float(op):
         return bind(op, _lift(x, dtype, weak))
 
     impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
-    return _eager_as_one_module(impl)
+    return _eager_elementwise(impl)
 
 
 def _stack_rows(values: list[Any]) -> Any:

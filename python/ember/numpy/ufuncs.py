@@ -1,7 +1,7 @@
 """The rest of `jax.numpy`'s ufuncs, each one op row or a composition of rows written as
 JAX writes it, so results (and corner cases like x // 0) agree with JAX.
 
-Compositions run eagerly as one compiled module (`_eager_as_one_module`), never op by op.
+Compositions run eagerly as one compiled module (`_eager_elementwise`), never op by op.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from . import creation as _cr
 from ._base import (
     _aval,
     _broadcast,
-    _eager_as_one_module,
+    _eager_elementwise,
     _nary,
     _promoted,
     _shape_of,
@@ -61,7 +61,7 @@ def _integer_pow(n: int):
         return result if result is not None else _cr.full(x.shape, 1, x.dtype)
 
     impl.__name__ = impl.__qualname__ = f"integer_pow_{n}"
-    return _eager_as_one_module(impl)
+    return _eager_elementwise(impl)
 def maximum(x, y): return _extremum(ops.MAX)(x, y)
 def minimum(x, y): return _extremum(ops.MIN)(x, y)
 def exp(x): return _unary_float(ops.EXP)(x)
@@ -85,7 +85,7 @@ def _compare(direction: str):
     def compare(x, y):
         return bind(ops.COMPARE, *_promoted(x, y), direction=direction)
 
-    return _eager_as_one_module(compare)
+    return _eager_elementwise(compare)
 
 
 equal, not_equal = _compare("EQ"), _compare("NE")
@@ -114,7 +114,7 @@ def _extremum(op):
         return bind(ops.SELECT, first, x, y)
 
     impl.__name__ = impl.__qualname__ = op.name.removeprefix("ember.")
-    return _base._eager_as_one_module(impl)
+    return _base._eager_elementwise(impl)
 
 
 def logical_and(x, y): return bind(ops.AND, *_promoted(_bool_arg(x), _bool_arg(y)))
@@ -144,7 +144,7 @@ def invert(x):
     return _nary(ops.NOT)(x)
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def _where_values(condition, x, y):
     shape = _shape_of(condition, x, y, name="where")
     x, y = _promoted(x, y)
@@ -346,7 +346,7 @@ def _by_parts(row, parts, name: str):
         return _cplx(*parts(*_parts(z)))
 
     impl.__name__ = impl.__qualname__ = f"complex_{name}"
-    complex_fn = _base._eager_as_one_module(impl)
+    complex_fn = _base._eager_elementwise(impl)
 
     def fn(x: Any) -> Any:
         x = asarray(x)
@@ -393,7 +393,7 @@ arctan2 = atan2 = _float_binary(ops.ATAN2)
 copysign = _float_binary(ops.COPYSIGN)
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def log10(x: Any) -> Any:
     return multiply(log2(x), float(np.log10(2.0)))  # a weak scalar: keeps float16
 
@@ -435,7 +435,7 @@ def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001
 
 @functools.cache
 def _round_scaled(decimals: int):
-    @_eager_as_one_module
+    @_eager_elementwise
     def impl(a: Any) -> Any:
         if kind(a.dtype) in "biu":  # negative decimals on integers: round in float, cast back
             f = _base.astype(a, _dt.default_float())
@@ -470,7 +470,7 @@ def isnan(x: Any) -> Any:
     return not_equal(x, x)
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def isinf(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) == "c":
@@ -488,7 +488,7 @@ def isneginf(x: Any) -> Any:
     return logical_and(isinf(x), less(x, 0))
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def signbit(x: Any) -> Any:
     x = asarray(x)
     if kind(x.dtype) != "f":
@@ -509,7 +509,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
                        np.asarray(neginf, x.dtype))
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def _nan_to_num(x: Any, nan: Any, posinf: Any, neginf: Any) -> Any:
     out = _where_values(isnan(x), nan, x)
     out = _where_values(equal(x, np.inf), posinf, out)
@@ -574,7 +574,7 @@ def _numeric(name: str, x: Any, y: Any) -> list[Any]:
     return [x, y]
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def floor_divide(x: Any, y: Any) -> Any:
     x, y = _numeric("floor_divide", x, y)
     k = kind(x.dtype)
@@ -599,7 +599,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     return rint(div), mod
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def remainder(x: Any, y: Any) -> Any:
     x, y = _numeric("remainder", x, y)
     if kind(y.dtype) in "iu":
@@ -613,7 +613,7 @@ def remainder(x: Any, y: Any) -> Any:
 mod = remainder
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def fmod(x: Any, y: Any) -> Any:
     x, y = _numeric("fmod", x, y)
     if kind(y.dtype) in "iu":  # NumPy and JAX: fmod(x, 0) is 0 for integers
@@ -626,13 +626,13 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001
     return floor_divide(x, y), remainder(x, y)
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def reciprocal(x: Any) -> Any:
     return true_divide(1, x) if kind(asarray(x).dtype) in "fc" else \
         floor_divide(1, x)
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def hypot(x: Any, y: Any) -> Any:
     """sqrt(x^2 + y^2) without overflow: max * sqrt(1 + (min/max)^2)."""
     x, y = (absolute(v) for v in _promoted(x, y, to_float=True))
@@ -654,7 +654,7 @@ def rad2deg(x: Any) -> Any:
 radians, degrees = deg2rad, rad2deg
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def logaddexp(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
     amax = maximum(x, y)
@@ -663,7 +663,7 @@ def logaddexp(x: Any, y: Any) -> Any:
                  add(amax, log1p(exp(negative(absolute(delta))))))
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def logaddexp2(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y, to_float=True)
     amax = maximum(x, y)
@@ -672,14 +672,14 @@ def logaddexp2(x: Any, y: Any) -> Any:
     return _where_values(isnan(delta), add(x, y), add(amax, tail))
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def fmax(x: Any, y: Any) -> Any:
     """The larger, ignoring a NaN (NumPy's fmax)."""
     x, y = _promoted(x, y)
     return _where_values(isnan(y), x, _where_values(isnan(x), y, maximum(x, y)))
 
 
-@_eager_as_one_module
+@_eager_elementwise
 def fmin(x: Any, y: Any) -> Any:
     x, y = _promoted(x, y)
     return _where_values(isnan(y), x, _where_values(isnan(x), y, minimum(x, y)))
