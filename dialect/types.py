@@ -7,6 +7,7 @@ unsigned integers keep their `ui` spelling in ember IR and become signless only 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 import ml_dtypes
@@ -179,7 +180,7 @@ class ShapedArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(math.prod(self.shape))  # np.prod takes ~6 us: read on every call
 
     def str_short(self) -> str:
         """`f32[3,4]`, the form JAX prints in cache-miss explanations and errors."""
