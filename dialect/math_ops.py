@@ -196,11 +196,11 @@ _CBRT = """{x0} = math.cbrt {0} : {t}
 {r} = arith.select {x3}, {x0}, {0} : {t}"""
 # IREE has no float64 cbrt: y = |x| ** (1/3), then one Newton step y + (|x| / y^2 - y) / 3
 # with |x| / y^2 to a few bits past float64 (the remainder of the division and the rounding
-# of y^2, each exact by an FMA), so the step itself adds no rounding error but its last
-# (the float64 nearest the cube root but at near-halfway cases; the plain step missed it
-# for 8% of inputs, by an ulp). |x| below 2^-600 is scaled by
-# 2^600 first (the result by 2^-200: exact), keeping those remainders out of the subnormals
-# the compiled code flushes. Zero, infinities and NaN are their own cube roots; the sign is x's.
+# of y^2, each exact by an FMA), so the step adds no rounding error but its last: the
+# float64 nearest the cube root but at near-halfway cases (the plain step missed it for 8%
+# of inputs, by an ulp). |x| below 2^-600 is scaled by 2^600 first (the result by 2^-200:
+# exact), keeping those remainders out of the subnormals the compiled code flushes. Zero,
+# infinities and NaN are their own cube roots; the sign is x's.
 _CBRT_F64 = """{x0} = math.absf {0} : {t}
 {x1} = arith.constant 2.409919865102884e-181 : {t}
 {x2} = arith.cmpf olt, {x0}, {x1} : {t}
