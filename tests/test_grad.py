@@ -65,11 +65,11 @@ def _bind(op):
 
 
 def _each(names, check):
-    """check(i, name) for each; the failures together, by name."""
+    """check(i) for each name's index; the failures together, by name."""
     failed = {}
     for i, name in enumerate(names):
         try:
-            check(i, name)
+            check(i)
         except AssertionError as e:
             failed[name] = str(e).strip().splitlines()[-3:]
     assert not failed, failed
@@ -84,7 +84,7 @@ def test_unary_rules_match_finite_differences():
         g = np.asarray(ember.grad(lambda v: sum(
             jnp.sum(_bind(op)(v[i]) * w) for i, op in enumerate(rows)))(x))
 
-    def check(i, _):
+    def check(i):
         want = _numeric_grad(lambda v: np.sum(rows[i].reference(v) * w), x[i])
         assert_close(g[i], want, rtol=1e-5, atol=1e-6)
 
@@ -103,7 +103,7 @@ def test_binary_rules_match_finite_differences():
         ga, gb = (np.asarray(g) for g in ember.grad(lambda u, v: sum(
             jnp.sum(_bind(op)(u[i], v[i])) for i, op in enumerate(rows)), argnums=(0, 1))(a, b))
 
-    def check(i, _):
+    def check(i):
         op = rows[i]
         assert_close(ga[i], _numeric_grad(lambda u: np.sum(op.reference(u, b[i])), a[i]),
                      rtol=1e-5, atol=1e-5)
@@ -176,9 +176,11 @@ def test_structural_rules_match_finite_differences(x64):
     names = sorted(STRUCTURAL)
     fns = [STRUCTURAL[n] for n in names]
     xs = np.stack([np.random.default_rng(1).normal(size=(4, 4))] * len(fns))
-    forward = ember.jit(lambda v: jnp.stack([f(v[i]) for i, f in enumerate(fns)]))
-    g = np.asarray(ember.grad(lambda v: jnp.sum(jnp.stack(
-        [f(v[i]) for i, f in enumerate(fns)])))(xs))
+    def each(v):
+        return jnp.stack([f(v[i]) for i, f in enumerate(fns)])
+
+    forward = ember.jit(each)
+    g = np.asarray(ember.grad(lambda v: jnp.sum(each(v)))(xs))
     want, eps = np.zeros_like(xs), 1e-6
     for e in np.ndindex(4, 4):
         up, down = xs.copy(), xs.copy()
@@ -186,7 +188,7 @@ def test_structural_rules_match_finite_differences(x64):
         down[(slice(None), *e)] -= eps
         want[(slice(None), *e)] = (np.asarray(forward(up)) - np.asarray(forward(down))) / (
             2 * eps)
-    _each(names, lambda i, _: assert_close(g[i], want[i], rtol=1e-4, atol=1e-5))
+    _each(names, lambda i: assert_close(g[i], want[i], rtol=1e-4, atol=1e-5))
 
 
 def _mlp_loss(np_, params, x, y):
