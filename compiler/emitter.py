@@ -67,6 +67,9 @@ class Emitter:
     # Lowers the ops of a block (lower_to_linalg's op loop; regions' lowerings call it
     # through here rather than import it: the table of lowerings imports them).
     block_lowering: Callable[[Emitter, mlir.Block], list[str]] | None = None
+    # Module-level lines the function needs: the declarations of the host functions it calls
+    # (shared by the functions of one module).
+    declarations: dict[str, None] = field(default_factory=dict)
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1

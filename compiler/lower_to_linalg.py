@@ -8,13 +8,14 @@ carry signedness in the operation, not the type).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import linalg_ops, ops
 from ember.dialect.ops import OpDef, Trait
 from ember.dialect.types import Dim, ShapedArray, kind
 
@@ -249,6 +250,31 @@ def lower_debug_print(em, op, args, avals, params, result) -> list[str]:
     return []
 
 
+def lower_host_call(em, op, args, avals, params, result) -> list[str]:
+    """A call of the runtime's host function for the row (`ember.solve` on float32:
+    ember_host.solve_f32, see runtime/host.py) on the operands as (batch, rows, columns),
+    declared with dynamic dims so that calls of every shape share it; its result is cast
+    back to the row's shape."""
+    function = f"@{linalg_ops.HOST_MODULE}.{linalg_ops.host_function(eir.opdef(op), etype(result))}"
+    def as3(aval: ShapedArray) -> ShapedArray:
+        return ShapedArray((math.prod(aval.shape[:-2]), *aval.shape[-2:]), aval.dtype)
+
+    dynamic = f"tensor<?x?x?x{etype(result)}>"
+    em.declarations[f"func.func private {function}("
+                    f"{', '.join([dynamic] * len(args))}) -> {dynamic}"] = None
+    operands = []
+    for name, aval in zip(args, avals, strict=True):
+        cast = em.fresh()
+        em.emit(f"{cast} = tensor.cast {em.reshape(name, aval, as3(aval))} : "
+                f"{ttype(as3(aval))} to {dynamic}")
+        operands.append(cast)
+    out, back = em.fresh(), em.fresh()
+    em.emit(f"{out} = func.call {function}({', '.join(operands)}) : "
+            f"({', '.join([dynamic] * len(args))}) -> {dynamic}")
+    em.emit(f"{back} = tensor.cast {out} : {dynamic} to {ttype(as3(result))}")
+    return [em.reshape(back, as3(result), result)]
+
+
 LOWERINGS: dict[OpDef, Lowering] = {
     ops.DYNAMIC_SLICE: lower_dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: lower_dynamic_update_slice,
@@ -268,6 +294,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.FOR: lower_for,
     ops.ELEMENTWISE_FOR: lower_elementwise_for,
     ops.CONSTANT: lower_constant,
+    ops.SOLVE: lower_host_call,
     ops.IOTA: lower_iota,
     ops.DIMENSION_SIZE: lower_dimension_size,
     ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,
@@ -315,8 +342,8 @@ def lower_block(em: Emitter, block: mlir.Block) -> list[str]:
     raise ValueError("ember-lower-to-linalg requires every block to end in a terminator")
 
 
-def _lower_function(func: mlir.Operation) -> str:
-    em = Emitter(block_lowering=lower_block)
+def _lower_function(func: mlir.Operation, declarations: dict[str, None]) -> str:
+    em = Emitter(block_lowering=lower_block, declarations=declarations)
     block = body(func)
     for i, arg in enumerate(block.arguments):
         em.names[arg] = f"%arg{i}"
@@ -369,7 +396,9 @@ class LowerToLinalg:
 
     def run(self, module: mlir.Operation) -> None:
         funcs = list(functions(module))
-        text = "\n".join(_lower_function(f) for f in funcs)
+        declarations: dict[str, None] = {}
+        text = "\n".join([_lower_function(f, declarations) for f in funcs]
+                         + list(declarations))
         with module.context, module.location:
             lowered = mlir.Module.parse(f"module {{\n{text}\n}}")
             module.attributes[TOPOLOGY] = mlir.Attribute.parse(SELF_TOPOLOGY)

@@ -17,6 +17,7 @@ from iree.compiler import ir as mlir
 from iree.compiler import version as iree_version
 
 from ember.dialect import ir as eir
+from ember.dialect import ops
 
 from . import bufferize, iree_driver, passes, walk
 from .disk_cache import DiskKey
@@ -143,6 +144,16 @@ def calls_libm(module: mlir.Module) -> bool:
                 or "complex<f64>" in elements)
 
     return _any_op(module, calls)
+
+
+def calls_host(module: mlir.Module) -> bool:
+    """Whether `module` calls the runtime's host module (LAPACK: see dialect/linalg_ops.py).
+    Such a module runs with the coarse-fences ABI, whose calls out wait on their inputs'
+    fence and signal their own, so the work around them stays asynchronous."""
+    return _any_op(module, lambda op: op.name in _HOST_CALLS)
+
+
+_HOST_CALLS = frozenset(op.name for op in ops.LINALG_OPS)
 
 
 def clone(module: mlir.Module) -> mlir.Module:

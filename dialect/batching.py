@@ -265,6 +265,7 @@ RULES.update({
     ops.DYNAMIC_SLICE: _dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: _dynamic_update_slice,
     ops.DOT_GENERAL: _dot_general,
+    ops.SOLVE: lambda b, n, xs, batched, p: [_e(b, ops.SOLVE, *_all(b, n, xs, batched))],
     ops.TAKE: _take,
     ops.SCATTER: _scatter,
 })

@@ -231,6 +231,19 @@ def _reduce_extremum(b, ct, xs, y, p):
     return [_mul(b, hits, _unreduce(b, _div(b, ct, count), shape, axes))]
 
 
+def _solve(b, ct, xs, y, p):
+    """x = a^-1 b: b's cotangent solves with a^T, a's is minus its outer product with x
+    (matrix by matrix over the leading dims)."""
+    a = xs[0]
+    nd = b.aval(a).ndim
+    swap = (*range(nd - 2), nd - 1, nd - 2)
+    g = _e(b, ops.SOLVE, _e(b, ops.TRANSPOSE, a, permutation=swap), ct)
+    batch = tuple(range(nd - 2))
+    outer = _e(b, ops.DOT_GENERAL, g, y, lhs_contracting=(nd - 1,), rhs_contracting=(nd - 1,),
+               lhs_batch=batch, rhs_batch=batch)
+    return [_neg(b, outer), g]
+
+
 def _dot_general(b, ct, xs, y, p):
     """Each operand's cotangent is a contraction of the result's with the other operand,
     transposed back to the operand's layout."""
@@ -669,6 +682,7 @@ VJP.update({
     ops.REDUCE_MAX: _reduce_extremum,
     ops.REDUCE_MIN: _reduce_extremum,
     ops.DOT_GENERAL: _dot_general,
+    ops.SOLVE: _solve,
     ops.SLICE: _slice,
     ops.DYNAMIC_SLICE: _dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: _dynamic_update_slice,

@@ -621,4 +621,11 @@ irdl.dialect @ember {
     %a0 = irdl.base "#builtin.integer"
     irdl.attributes {"dimension" = %a0}
   }
+  irdl.operation @solve {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %t0, b: %t1)
+    irdl.results(result: %t2)
+  }
 }

@@ -45,6 +45,12 @@ from .indexing_ops import (
 from .indexing_ops import (
     TAKE as TAKE,
 )
+from .linalg_ops import (
+    LINALG_OPS as LINALG_OPS,
+)
+from .linalg_ops import (
+    SOLVE as SOLVE,
+)
 from .math_ops import (  # every row is reachable as ops.NAME (`X as X`: a re-export)
     ACOS as ACOS,
 )
@@ -806,5 +812,6 @@ OPS: dict[str, OpDef] = {
         CALL, WHILE, FOR, ELEMENTWISE_FOR, YIELD, FUSION, COPY, AFTER, DEBUG_PRINT, REF_GET,
         REF_SET,
         *MATH_OPS,
-        *SCAN_OPS)
+        *SCAN_OPS,
+        *LINALG_OPS)
 }

@@ -13,6 +13,7 @@ import numpy as np
 from ember.dialect.types import ShapedArray
 
 from . import device as _device
+from . import host
 from .array import _ELEMENT, _HOST_VISIBLE, Array
 
 # Below this many elements in its largest argument or result, a module runs on the calling
@@ -134,7 +135,10 @@ class Executable:
     def _bind(self) -> None:
         """A VM context on the device that runs this module (see Device.hal_for)."""
         self._hal, hal_module = self.device.hal_for(self.parallel)
-        self._invoke = rt.VmContext(_device.instance(), modules=[hal_module, self._module]).invoke
+        modules = [hal_module, self._module]
+        if self.device.platform == "cpu":  # what compiled CPU code may call on the host
+            modules.insert(1, host.module(self._hal))
+        self._invoke = rt.VmContext(_device.instance(), modules=modules).invoke
         self._bound_inline = _device.threads_lost
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:

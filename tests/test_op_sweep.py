@@ -23,7 +23,8 @@ DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.b
 # Ops whose float results come from approximations (IREE's polynomial expansions).
 LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.EXPM1,
          O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
-         O.ATANH, O.ERF, O.CBRT, O.ATAN2, O.REDUCE_PROD, O.CUMULATIVE}
+         O.ATANH, O.ERF, O.CBRT, O.ATAN2, O.REDUCE_PROD, O.CUMULATIVE,
+         O.SOLVE}  # and LAPACK's solve, whose order of operations is not NumPy's
 
 
 def values(dtype, shape, *, finite=False, small=False):
@@ -257,6 +258,15 @@ def sort_case(draw):
 
 
 @st.composite
+def solve_case(draw):
+    """Well-conditioned systems (diagonally dominant), one and several right-hand sides."""
+    n, k, batch = draw(st.sampled_from([(3, 1, ()), (4, 2, (2,)), (1, 3, (2, 1))]))
+    a = draw(values(DTYPES["f"], (*batch, n, n), finite=True, small=True))
+    return [a + np.float32(8 * n) * np.eye(n, dtype=np.float32),
+            draw(values(DTYPES["f"], (*batch, n, k), finite=True, small=True))], {}
+
+
+@st.composite
 def after_case(draw):
     shape = draw(st.sampled_from([(), (5,), (2, 3)]))
     dtype = DTYPES[draw(st.sampled_from("fiub"))]
@@ -288,7 +298,7 @@ def case_for(op):
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
                O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
                O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,
-               O.AFTER: after_case}
+               O.AFTER: after_case, O.SOLVE: solve_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -57,6 +57,10 @@ class Trace:
     of a region of a control-flow op, such as a branch of `cond` or a loop body. Regions see
     the values of the traces around them directly, as MLIR regions do."""
 
+    # Whether the code runs on Ember's own CPU runtime with ember_cpu_lapack, so that
+    # ember.numpy.linalg may bind the rows that call LAPACK there (set by jit on a root).
+    lapack = False
+
     def __init__(self, fun_name: str, fun_location: str, in_avals: Sequence[ShapedArray],
                  arg_names: Sequence[str], fixes: Callable[[str], str] | None = None,
                  parent: Trace | None = None, block: mlir.Block | None = None,

@@ -93,7 +93,7 @@ def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
         if out is not None:
             return out
     device = arrays[0].device if arrays else default_device()
-    x64, default = config.in_key()
+    x64, default, _ = config.in_key()
     key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)
     compiled = _EAGER.get(key)
     if compiled is None:

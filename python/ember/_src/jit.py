@@ -183,13 +183,13 @@ class JitFunction:
             raise
         except (TypeError, OverflowError):
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
-        x64, device = config.in_key()
+        x64, device, lapack = config.in_key()
         if self.device is not None:
             device = self.device
         elif self._eager:  # ember.numpy's eager calls run on their operands' device
             device = next((dispatch.device_name(x.device) for x in leaves if type(x) is Array),
                           device)
-        return CacheKey(tree, avals, static, device, x64), leaves
+        return CacheKey(tree, avals, static, device, x64, lapack), leaves
 
     def _split(self, args: tuple, kwargs: dict):
         if not self.static_argnums and not self.static_argnames:
@@ -304,6 +304,7 @@ class JitFunction:
         names = self._leaf_paths(dyn_args, dyn_kwargs)
         trace = Trace(_fun_name(self.fun), defined_at(self.fun), key.in_avals, names,
                       self._fix_for, hoist=hoist)
+        trace.lapack = key.lapack and key.device.partition(":")[0] == "cpu"
         with trace:
             leaves = [TracedRef(t, name) if isinstance(t.aval, RefAval) else t
                       for t, name in zip(trace.args, names, strict=True)]

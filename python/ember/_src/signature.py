@@ -21,6 +21,7 @@ class CacheKey(NamedTuple):
     static: tuple[tuple[str, Any], ...]
     device: str  # the function's own, else ember_default_device at the call
     x64: bool  # ember_enable_x64 at the call
+    lapack: bool = True  # ember_cpu_lapack at the call
 
 
 def _aval_text(a: ShapedArray) -> str:
@@ -49,6 +50,8 @@ def differences(new: CacheKey, new_paths: list[str], old: CacheKey) -> list[str]
         lines += [f"  different device: now {new.device!r} and before {old.device!r}"]
     if new.x64 != old.x64:
         lines += [f"  different ember_enable_x64: now {new.x64} and before {old.x64}"]
+    if new.lapack != old.lapack:
+        lines += [f"  different ember_cpu_lapack: now {new.lapack} and before {old.lapack}"]
     return lines
 
 

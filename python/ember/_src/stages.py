@@ -86,6 +86,8 @@ class Traced:
                                             loops.trip_work(self.module.operation))
             except SymbolicDimError:  # sizes known only at run time (ahead-of-time code)
                 parallel = True
+        # a call of the host module (LAPACK) waits on its inputs' fence: coarse-fences ABI
+        parallel = parallel or pipeline.calls_host(self.module)
         placement = compilation.place(self.key.device, parallel, pipeline.calls_libm(self.module),
                                       pipeline.multiplies_matrices(self.module))
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,

@@ -22,7 +22,10 @@ import numpy as np
 from ember import lax
 from ember import numpy as enp
 from ember._src import dtypes
+from ember._src.core import current_trace
+from ember._src.dispatch import bind
 from ember._src.jit import jit
+from ember.dialect import ops
 
 from . import decompositions
 from .decompositions import *  # noqa: F403 - qr, eigh, svd and what they give
@@ -130,6 +133,14 @@ def _eliminate(m: Any, n: int, singular_ok: bool) -> tuple[Any, Any, Any]:
     return solution, book[..., 1], sign
 
 
+def _lapack(*arrays: Any) -> bool:
+    """Whether the code being traced runs where LAPACK does (Ember's CPU runtime, with
+    ember_cpu_lapack) and the arrays have sizes to hand it."""
+    trace = current_trace()
+    return (trace is not None and trace.root.lapack
+            and all(isinstance(d, int) for x in arrays for d in x.shape))
+
+
 def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
     """a (..., n, n) and b (n,) or (..., n, k) broadcast to one batch, b as (..., n, k), and
     whether b was a vector."""
@@ -151,8 +162,10 @@ def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b: b of shape (n,) or (..., n, k), as in NumPy 2 and JAX."""
     a, b, vector = _system("jnp.linalg.solve", _real_matrix("solve", a, square=True), b)
-    n = a.shape[-1]
-    x, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), n, singular_ok=False)
+    if _lapack(a, b):
+        x = bind(ops.SOLVE, a, b)
+    else:
+        x, _, _ = _eliminate(enp.concatenate([a, b], axis=-1), a.shape[-1], singular_ok=False)
     return x[..., 0] if vector else x
 
 

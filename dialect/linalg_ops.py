@@ -1,0 +1,54 @@
+"""Rows of the op table for dense linear algebra that LAPACK does best.
+
+On Ember's own CPU runtime these lower to calls into the runtime's host module (LAPACK, as
+jaxlib calls it on the CPU); `ember.numpy.linalg` binds them only where the code runs there
+(elsewhere it traces its loops of ember ops instead), so no other target ever sees them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .families import same_dtypes
+from .opdef import OpDef, Trait
+from .opdef import require as _require
+from .types import ShapedArray
+
+
+def _solve() -> OpDef:
+    name = "ember.solve"
+
+    def infer(a: ShapedArray, b: ShapedArray) -> ShapedArray:
+        same_dtypes(name, (a, b))
+        _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands",
+                 a.dtype)
+        _require(a.ndim >= 2 and a.shape[-1] == a.shape[-2], name, "square matrices a",
+                 a.shape)
+        _require(b.ndim == a.ndim and b.shape[:-1] == a.shape[:-1], name,
+                 f"b of shape (..., {a.shape[-1]}, k) with a's leading dims",
+                 (a.shape, b.shape))
+        return ShapedArray(b.shape, b.dtype)
+
+    def reference(a, b):
+        return np.linalg.solve(a, b).astype(b.dtype)
+
+    return OpDef(name, ("a", "b"), infer, reference, frozenset({Trait.PURE}),
+                 doc="x with a @ x = b for each matrix of the leading dims: LU with partial "
+                     "pivoting (LAPACK's getrf and getrs), lowered to a call of the "
+                     "runtime's host module.")
+
+
+SOLVE = _solve()
+LINALG_OPS = (SOLVE,)
+
+# The runtime's host module, and the name of a row's function in it for an element type
+# (each declared with dynamic dims, its operands as (batch, rows, columns)).
+HOST_MODULE = "ember_host"
+HOST_ELEMENTS = ("f32", "f64")
+
+
+def host_function(row: OpDef, element: str) -> str:
+    return f"{row.name.removeprefix('ember.')}_{element}"
+
+
+__all__ = ["HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SOLVE", "host_function"]
