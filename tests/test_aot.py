@@ -109,6 +109,21 @@ def test_emit_ember_and_linalg(tmp_path):
     assert "func.func @selu" in text and "linalg.generic" in text and '"ember.' not in text
 
 
+
+def test_ember_compile_writes_no_host_calls(tmp_path):
+    """In process a CPU solve calls LAPACK through Ember's host module; a file from
+    ember-compile is for any IREE runtime, so it holds the solve's loops instead."""
+    source = tmp_path / "solver.py"
+    source.write_text("import ember.numpy as jnp\n\n\ndef solve(a, b):\n"
+                      "    return jnp.linalg.solve(a, b)\n")
+    done = _ember_compile(f"{source}:solve", "--arg", "f32[4,4]", "--arg", "f32[4]",
+                          "--emit", "linalg")
+    assert done.returncode == 0, done.stderr
+    assert "func.func @solve" in done.stdout and "ember_host" not in done.stdout
+    lowered = ember.jit(load_function(f"{source}:solve")).lower(
+        np.eye(4, dtype=np.float32), np.ones(4, np.float32))
+    assert "call @ember_host.solve_f32" in lowered.as_text("linalg")
+
 @pytest.mark.parametrize("args, message", [
     (["nope.py:f"], "no such file: nope.py"),
     ([f"{MODEL}"], "path/to/file.py:function"),

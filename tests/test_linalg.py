@@ -164,6 +164,39 @@ def test_errors_name_the_function_and_the_fix():
         elinalg.solve_triangular(np.eye(2), np.ones(2), trans="X")
 
 
+def test_solve_on_the_cpu_calls_lapack_and_the_loops_agree():
+    """On Ember's CPU runtime solve (and inv, built on it) is one call of the host module's
+    LAPACK solve; with ember_cpu_lapack off (as ember-compile traces) it is the blocked
+    elimination, which any IREE runtime runs. Both match NumPy, in float32 and float64,
+    batched, inside a loop (a host call every trip), and on a singular matrix (not finite,
+    as JAX's)."""
+    def program(a, b):
+        x = jnp.linalg.solve(a, b)
+        # three trips, each solving with the last trip's solution
+        looped = ember.lax.fori_loop(0, 3, lambda i, y: jnp.linalg.solve(a, y), b)
+        return x, jnp.linalg.inv(a), looped
+
+    a = _matrices(1, (2, 6, 6), np.float64)
+    b = np.random.default_rng(1).standard_normal((2, 6, 2))
+    tol = _tol(np.float64, a)
+    want_loop = b
+    for _ in range(3):
+        want_loop = np.linalg.solve(a, want_loop)
+    for lapack in (True, False):
+        with setting("ember_enable_x64", True), setting("ember_cpu_lapack", lapack):
+            f = ember.jit(program)
+            assert ("ember_host.solve_f64" in f.lower(a, b).as_text("linalg")) is lapack
+            x, inverse, looped = f(a, b)
+            assert x.dtype == np.float64
+            _close(x, np.linalg.solve(a, b), tol)
+            _close(inverse, np.linalg.inv(a), tol)
+            _close(looped, want_loop, 10 * tol)
+        with setting("ember_cpu_lapack", lapack):
+            singular = np.asarray(jnp.linalg.solve(np.zeros((3, 3), np.float32),
+                                                   np.ones(3, np.float32)))
+            assert singular.dtype == np.float32 and not np.isfinite(singular).any()
+
+
 def test_gradients_and_vmap_through_the_factorizations_match_jax():
     """The factorizations are loops (fori_loop with static bounds): reverse mode and vmap
     go through them."""

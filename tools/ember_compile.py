@@ -92,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as e:
             raise UsageError(f"--arg: {e}") from None
         jitted = ember.jit(fun, static_argnames=tuple(statics) or None, device=args.target)
+        # a .vmfb for any IREE runtime (iree-run-module, C): no calls of Ember's host module
+        ember.config.update("ember_cpu_lapack", False)
         lowered = jitted.lower(*arrays, **statics)
         if args.emit != "vmfb":
             return _write_text(args.output, lowered.as_text(args.emit))
