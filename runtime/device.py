@@ -139,7 +139,15 @@ _NOT_CHECKED = frozenset({"64bit", "x87", "mwaitx", "rdpru", "wbnoinvd", "pku", 
                           "invpcid", "rdpid", "sgx", "kl", "widekl", "uintr", "ptwrite",
                           "rdseed", "rdrnd", "movdiri", "movdir64b", "prefetchi", "enqcmd",
                           "serialize", "cldemote", "waitpkg", "clzero", "clflushopt", "clwb",
-                          "tsxldtrk", "hreset"})
+                          "tsxldtrk", "hreset", "pconfig"})
+
+
+# AVX10.1 is a name for the AVX-512 set of Sapphire Rapids: LLVM lists it (as "avx10.1",
+# "avx10.1-256", "avx10.1-512") where CPUID says so, and kernels before AVX10 support list
+# only its members; code for it uses nothing beyond them.
+_AVX10_1 = frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512ifma",
+                      "avx512vbmi", "avx512vbmi2", "avx512bitalg", "avx512vnni", "avx512bf16",
+                      "avx512vpopcntdq", "avx512fp16"})
 
 
 def _squashed(feature: str) -> str:
@@ -161,6 +169,8 @@ def _cpuinfo() -> tuple[str, frozenset[str] | None]:
         fields.setdefault(key.strip(), value.strip())
     flags = (fields.get("flags") or fields.get("Features") or "").split()
     features = frozenset(_squashed(n) for f in flags for n in _LLVM_NAMES.get(f, (f,)))
+    if _AVX10_1 <= features:
+        features |= {"avx101", "avx101256", "avx101512"}
     return fields.get("model name", "unknown"), features or None
 
 
