@@ -255,11 +255,13 @@ def lower_host_call(em, op, args, avals, params, result) -> list[str]:
     ember_host.solve_f32, see runtime/host.py) on the operands as (batch, rows, columns),
     declared with dynamic dims so that calls of every shape share it; its result is cast
     back to the row's shape."""
-    function = f"@{linalg_ops.HOST_MODULE}.{linalg_ops.host_function(eir.opdef(op), etype(result))}"
+    element = etype(result)
+    function = f"@{linalg_ops.HOST_MODULE}.{linalg_ops.host_function(eir.opdef(op), element)}"
+    dynamic = f"tensor<?x?x?x{element}>"
+
     def as3(aval: ShapedArray) -> ShapedArray:
         return ShapedArray((math.prod(aval.shape[:-2]), *aval.shape[-2:]), aval.dtype)
 
-    dynamic = f"tensor<?x?x?x{etype(result)}>"
     em.declarations[f"func.func private {function}("
                     f"{', '.join([dynamic] * len(args))}) -> {dynamic}"] = None
     operands = []
