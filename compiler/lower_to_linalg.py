@@ -252,29 +252,32 @@ def lower_debug_print(em, op, args, avals, params, result) -> list[str]:
 
 def lower_host_call(em, op, args, avals, params, result) -> list[str]:
     """A call of the runtime's host function for the row (`ember.solve` on float32:
-    ember_host.solve_f32, see runtime/host.py) on the operands as (batch, rows, columns),
-    declared with dynamic dims so that calls of every shape share it; its result is cast
-    back to the row's shape."""
+    ember_host.solve_f32, see runtime/host.py): the leading dims (the first operand's but
+    its last two) of the operands and the result are merged into one batch dim, the
+    declaration has dynamic dims so that calls of every shape share it, and the result is
+    cast back to the row's shape."""
     element = etype(result)
     function = f"@{linalg_ops.HOST_MODULE}.{linalg_ops.host_function(eir.opdef(op), element)}"
-    dynamic = f"tensor<?x?x?x{element}>"
+    lead = avals[0].ndim - 2
 
-    def as3(aval: ShapedArray) -> ShapedArray:
-        return ShapedArray((math.prod(aval.shape[:-2]), *aval.shape[-2:]), aval.dtype)
+    def batched(aval: ShapedArray) -> tuple[ShapedArray, str]:
+        flat = ShapedArray((math.prod(aval.shape[:lead]), *aval.shape[lead:]), aval.dtype)
+        return flat, f"tensor<{'?x' * flat.ndim}{element}>"
 
-    em.declarations[f"func.func private {function}("
-                    f"{', '.join([dynamic] * len(args))}) -> {dynamic}"] = None
+    ins = [batched(a) for a in avals]
+    out_aval, out_type = batched(result)
+    in_types = ", ".join(t for _, t in ins)
+    em.declarations[f"func.func private {function}({in_types}) -> {out_type}"] = None
     operands = []
-    for name, aval in zip(args, avals, strict=True):
+    for name, aval, (flat, dynamic) in zip(args, avals, ins, strict=True):
         cast = em.fresh()
-        em.emit(f"{cast} = tensor.cast {em.reshape(name, aval, as3(aval))} : "
-                f"{ttype(as3(aval))} to {dynamic}")
+        em.emit(f"{cast} = tensor.cast {em.reshape(name, aval, flat)} : {ttype(flat)} to "
+                f"{dynamic}")
         operands.append(cast)
     out, back = em.fresh(), em.fresh()
-    em.emit(f"{out} = func.call {function}({', '.join(operands)}) : "
-            f"({', '.join([dynamic] * len(args))}) -> {dynamic}")
-    em.emit(f"{back} = tensor.cast {out} : {dynamic} to {ttype(as3(result))}")
-    return [em.reshape(back, as3(result), result)]
+    em.emit(f"{out} = func.call {function}({', '.join(operands)}) : ({in_types}) -> {out_type}")
+    em.emit(f"{back} = tensor.cast {out} : {out_type} to {ttype(out_aval)}")
+    return [em.reshape(back, out_aval, result)]
 
 
 LOWERINGS: dict[OpDef, Lowering] = {
@@ -296,7 +299,7 @@ LOWERINGS: dict[OpDef, Lowering] = {
     ops.FOR: lower_for,
     ops.ELEMENTWISE_FOR: lower_elementwise_for,
     ops.CONSTANT: lower_constant,
-    ops.SOLVE: lower_host_call,
+    **{row: lower_host_call for row in ops.LINALG_OPS},
     ops.IOTA: lower_iota,
     ops.DIMENSION_SIZE: lower_dimension_size,
     ops.BROADCAST_IN_DIM: lower_broadcast_in_dim,

@@ -37,6 +37,11 @@ def _all(b, n, xs, batched):
     return [batch(b, n, x, f) for x, f in zip(xs, batched, strict=True)]
 
 
+def _leading(row: OpDef) -> Rule:
+    """A row already batched over its operands' leading dims: the batch is one more."""
+    return lambda b, n, xs, batched, p: [_e(b, row, *_all(b, n, xs, batched))]
+
+
 def _elementwise(row: OpDef) -> Rule:
     def rule(b, n, xs, batched, params):
         return [_e(b, row, *_all(b, n, xs, batched), **params)]
@@ -265,7 +270,7 @@ RULES.update({
     ops.DYNAMIC_SLICE: _dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: _dynamic_update_slice,
     ops.DOT_GENERAL: _dot_general,
-    ops.SOLVE: lambda b, n, xs, batched, p: [_e(b, ops.SOLVE, *_all(b, n, xs, batched))],
+    **{row: _leading(row) for row in ops.LINALG_OPS},
     ops.TAKE: _take,
     ops.SCATTER: _scatter,
 })

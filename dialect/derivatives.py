@@ -244,6 +244,29 @@ def _solve(b, ct, xs, y, p):
     return [_neg(b, outer), g]
 
 
+def _slogdet(b, ct, xs, y, p):
+    """(sign, log|det|, det): the sign is piecewise constant; d log|det| = tr(a^-1 da) and
+    d det = det tr(a^-1 da), so a's cotangent is their weight times a^-T."""
+    a = xs[0]
+    aval = b.aval(a)
+    nd = aval.ndim
+
+    def part(x, i):
+        return _e(b, ops.SLICE, x, start_indices=(*[0] * (nd - 2), i),
+                  limit_indices=(*aval.shape[:-2], i + 1), strides=(1,) * (nd - 1))
+
+    weight = _add(b, part(ct, 1), _mul(b, part(ct, 2), part(y, 2)))  # (..., 1)
+    eye = _e(b, ops.CONVERT, _e(b, ops.COMPARE, *[
+        _e(b, ops.IOTA, dimension=d, shape=aval.shape, dtype=np.int32) for d in (nd - 2, nd - 1)],
+        direction="EQ"), dtype=aval.dtype, weak_type=False)
+    swap = (*range(nd - 2), nd - 1, nd - 2)
+    inverse_t = _e(b, ops.SOLVE, a, eye)  # a^-1, then transposed
+    inverse_t = _e(b, ops.TRANSPOSE, inverse_t, permutation=swap)
+    weight = _e(b, ops.BROADCAST_IN_DIM, weight, shape=aval.shape,
+                broadcast_dimensions=tuple(range(nd - 1)))
+    return [_mul(b, weight, inverse_t)]
+
+
 def _dot_general(b, ct, xs, y, p):
     """Each operand's cotangent is a contraction of the result's with the other operand,
     transposed back to the operand's layout."""
@@ -683,6 +706,7 @@ VJP.update({
     ops.REDUCE_MIN: _reduce_extremum,
     ops.DOT_GENERAL: _dot_general,
     ops.SOLVE: _solve,
+    ops.SLOGDET: _slogdet,
     ops.SLICE: _slice,
     ops.DYNAMIC_SLICE: _dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: _dynamic_update_slice,
@@ -700,6 +724,7 @@ ZERO: frozenset[OpDef] = frozenset({
 
 NOT_YET: dict[OpDef, str] = {
     ops.ELEMENTWISE_FOR: "made by a pass after differentiation, never traced",
+    ops.EIGH: "bound only inside jnp.linalg.eigh's custom_jvp, whose rule (JAX's) is used",
     ops.FUSION: "made by a pass after differentiation, never traced",
     ops.YIELD: "a terminator",
     ops.DEBUG_PRINT: "a side effect",

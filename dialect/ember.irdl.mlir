@@ -628,4 +628,16 @@ irdl.dialect @ember {
     irdl.operands(a: %t0, b: %t1)
     irdl.results(result: %t2)
   }
+  irdl.operation @slogdet {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %t0)
+    irdl.results(result: %t1)
+  }
+  irdl.operation @eigh {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %t0)
+    irdl.results(result: %t1)
+  }
 }

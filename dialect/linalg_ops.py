@@ -15,15 +15,17 @@ from .opdef import require as _require
 from .types import ShapedArray
 
 
+def _square(name: str, a: ShapedArray) -> None:
+    _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands", a.dtype)
+    _require(a.ndim >= 2 and a.shape[-1] == a.shape[-2], name, "square matrices a", a.shape)
+
+
 def _solve() -> OpDef:
     name = "ember.solve"
 
     def infer(a: ShapedArray, b: ShapedArray) -> ShapedArray:
         same_dtypes(name, (a, b))
-        _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands",
-                 a.dtype)
-        _require(a.ndim >= 2 and a.shape[-1] == a.shape[-2], name, "square matrices a",
-                 a.shape)
+        _square(name, a)
         _require(b.ndim == a.ndim and b.shape[:-1] == a.shape[:-1], name,
                  f"b of shape (..., {a.shape[-1]}, k) with a's leading dims",
                  (a.shape, b.shape))
@@ -38,8 +40,44 @@ def _solve() -> OpDef:
                      "runtime's host module.")
 
 
+def _slogdet() -> OpDef:
+    name = "ember.slogdet"
+
+    def infer(a: ShapedArray) -> ShapedArray:
+        _square(name, a)
+        return ShapedArray((*a.shape[:-2], 3), a.dtype)
+
+    def reference(a):
+        sign, log = np.linalg.slogdet(a)
+        return np.stack([sign, log, np.linalg.det(a)], axis=-1).astype(a.dtype)
+
+    return OpDef(name, ("a",), infer, reference, frozenset({Trait.PURE}),
+                 doc="(sign, log|det|, det) of each matrix of the leading dims, as the last "
+                     "axis: from LAPACK's LU (getrf), U's diagonal and the pivots' parity; "
+                     "a singular matrix has sign 0, log -inf, det 0.")
+
+
+def _eigh() -> OpDef:
+    name = "ember.eigh"
+
+    def infer(a: ShapedArray) -> ShapedArray:
+        _square(name, a)
+        return ShapedArray((*a.shape[:-2], a.shape[-1] + 1, a.shape[-1]), a.dtype)
+
+    def reference(a):
+        w, v = np.linalg.eigh(a)
+        return np.concatenate([w[..., None, :], v], axis=-2).astype(a.dtype)
+
+    return OpDef(name, ("a",), infer, reference, frozenset({Trait.PURE}),
+                 doc="The eigenvalues (ascending) of each symmetric matrix of the leading "
+                     "dims, then its eigenvectors as columns, stacked as rows (n + 1, n): "
+                     "LAPACK's syevd on the lower triangle.")
+
+
 SOLVE = _solve()
-LINALG_OPS = (SOLVE,)
+SLOGDET = _slogdet()
+EIGH = _eigh()
+LINALG_OPS = (SOLVE, SLOGDET, EIGH)
 
 # The runtime's host module, and the name of a row's function in it for an element type
 # (each declared with dynamic dims, its operands as (batch, rows, columns)).
@@ -51,4 +89,5 @@ def host_function(row: OpDef, element: str) -> str:
     return f"{row.name.removeprefix('ember.')}_{element}"
 
 
-__all__ = ["HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SOLVE", "host_function"]
+__all__ = ["EIGH", "HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SLOGDET", "SOLVE",
+           "host_function"]

@@ -46,7 +46,13 @@ from .indexing_ops import (
     TAKE as TAKE,
 )
 from .linalg_ops import (
+    EIGH as EIGH,
+)
+from .linalg_ops import (
     LINALG_OPS as LINALG_OPS,
+)
+from .linalg_ops import (
+    SLOGDET as SLOGDET,
 )
 from .linalg_ops import (
     SOLVE as SOLVE,

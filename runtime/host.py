@@ -49,7 +49,41 @@ def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _solve_lu(a, b)
 
 
-FUNCTIONS: dict[OpDef, Callable[..., np.ndarray]] = {linalg_ops.SOLVE: solve}
+def slogdet(a: np.ndarray) -> np.ndarray:
+    """(sign, log|det|, det) of each matrix, from U's diagonal and the pivots' parity (a
+    singular matrix: 0, -inf, 0, as NumPy and JAX give)."""
+    from scipy.linalg import lapack
+
+    getrf = lapack.get_lapack_funcs(("getrf",), dtype=a.dtype)[0]
+    out = np.empty((a.shape[0], 3), a.dtype)
+    rows = np.arange(a.shape[-1])
+    with np.errstate(divide="ignore"):
+        for i in range(a.shape[0]):
+            lu, pivots, _ = getrf(a[i].T)  # a[i]^T has a[i]'s determinant
+            diagonal = np.diagonal(lu)
+            sign = np.prod(np.sign(diagonal)) * (-1.0) ** np.count_nonzero(pivots != rows)
+            out[i] = sign, np.sum(np.log(np.abs(diagonal))), sign * np.prod(np.abs(diagonal))
+    return out
+
+
+def eigh(a: np.ndarray) -> np.ndarray:
+    """Each symmetric matrix's eigenvalues (ascending) above its eigenvectors (columns), by
+    LAPACK's syevd (NumPy's batched eigh, the same routine, for batches of small ones)."""
+    out = np.empty((a.shape[0], a.shape[1] + 1, a.shape[2]), a.dtype)
+    if a.shape[-1] <= _SMALL and a.shape[0] > 1:
+        out[:, 0], out[:, 1:] = np.linalg.eigh(a)
+        return out
+    from scipy.linalg import lapack
+
+    syevd = lapack.get_lapack_funcs(("syevd",), dtype=a.dtype)[0]
+    for i in range(a.shape[0]):
+        # the lower triangle of a[i] in Fortran order is its upper one in C order
+        out[i, 0], out[i, 1:], _ = syevd(a[i].T, compute_v=1, lower=1)
+    return out
+
+
+FUNCTIONS: dict[OpDef, Callable[..., np.ndarray]] = {
+    linalg_ops.SOLVE: solve, linalg_ops.SLOGDET: slogdet, linalg_ops.EIGH: eigh}
 
 
 def _as_array(ref) -> np.ndarray:

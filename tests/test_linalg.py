@@ -164,17 +164,19 @@ def test_errors_name_the_function_and_the_fix():
         elinalg.solve_triangular(np.eye(2), np.ones(2), trans="X")
 
 
-def test_solve_on_the_cpu_calls_lapack_and_the_loops_agree():
-    """On Ember's CPU runtime solve (and inv, built on it) is one call of the host module's
-    LAPACK solve; with ember_cpu_lapack off (as ember-compile traces) it is the blocked
-    elimination, which any IREE runtime runs. Both match NumPy, in float32 and float64,
-    batched, inside a loop (a host call every trip), and on a singular matrix (not finite,
-    as JAX's)."""
+def test_on_the_cpu_lapack_is_called_and_the_loops_agree():
+    """On Ember's CPU runtime solve (and inv, built on it), slogdet, det and eigh are calls
+    of the host module's LAPACK functions; with ember_cpu_lapack off (as ember-compile
+    traces) they are loops of ember ops, which any IREE runtime runs. Both match NumPy, in
+    float32 and float64, batched, inside a loop (a host call every trip), and on a singular
+    matrix (solve not finite, as JAX's; det 0, slogdet 0 and -inf)."""
     def program(a, b):
         x = jnp.linalg.solve(a, b)
         # three trips, each solving with the last trip's solution
         looped = ember.lax.fori_loop(0, 3, lambda i, y: jnp.linalg.solve(a, y), b)
-        return x, jnp.linalg.inv(a), looped
+        sym = a + jnp.swapaxes(a, -1, -2)
+        return x, jnp.linalg.inv(a), looped, jnp.linalg.slogdet(a), jnp.linalg.det(a), (
+            sym, jnp.linalg.eigh(sym))
 
     a = _matrices(1, (2, 6, 6), np.float64)
     b = np.random.default_rng(1).standard_normal((2, 6, 2))
@@ -185,16 +187,28 @@ def test_solve_on_the_cpu_calls_lapack_and_the_loops_agree():
     for lapack in (True, False):
         with setting("ember_enable_x64", True), setting("ember_cpu_lapack", lapack):
             f = ember.jit(program)
-            assert ("ember_host.solve_f64" in f.lower(a, b).as_text("linalg")) is lapack
-            x, inverse, looped = f(a, b)
+            text = f.lower(a, b).as_text("linalg")
+            for name in ("solve", "slogdet", "eigh"):
+                assert (f"ember_host.{name}_f64" in text) is lapack
+            x, inverse, looped, (sign, log), det, (sym, (w, v)) = f(a, b)
             assert x.dtype == np.float64
             _close(x, np.linalg.solve(a, b), tol)
             _close(inverse, np.linalg.inv(a), tol)
             _close(looped, want_loop, 10 * tol)
+            want_sign, want_log = np.linalg.slogdet(a)
+            assert np.array_equal(sign, want_sign)
+            _close(log, want_log, tol)
+            _close(det, np.linalg.det(a), tol)
+            sym, w, v = (np.asarray(t) for t in (sym, w, v))
+            _close(w, np.linalg.eigvalsh(sym), tol)
+            _close(sym @ v, v * w[..., None, :], tol * np.abs(w).max())
+            _close(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(6), v.shape), tol)
         with setting("ember_cpu_lapack", lapack):
-            singular = np.asarray(jnp.linalg.solve(np.zeros((3, 3), np.float32),
-                                                   np.ones(3, np.float32)))
+            zero = np.zeros((3, 3), np.float32)
+            singular = np.asarray(jnp.linalg.solve(zero, np.ones(3, np.float32)))
             assert singular.dtype == np.float32 and not np.isfinite(singular).any()
+            assert [float(t) for t in jnp.linalg.slogdet(zero)] == [0.0, -np.inf]
+            assert float(jnp.linalg.det(zero)) == 0.0
 
 
 def test_gradients_and_vmap_through_the_factorizations_match_jax():

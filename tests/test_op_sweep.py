@@ -24,7 +24,7 @@ DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.b
 LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.EXPM1,
          O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
          O.ATANH, O.ERF, O.CBRT, O.ATAN2, O.REDUCE_PROD, O.CUMULATIVE,
-         O.SOLVE}  # and LAPACK's solve, whose order of operations is not NumPy's
+         O.SOLVE, O.SLOGDET, O.EIGH}  # and LAPACK's, whose order of operations is not NumPy's
 
 
 def values(dtype, shape, *, finite=False, small=False):
@@ -267,6 +267,26 @@ def solve_case(draw):
 
 
 @st.composite
+def slogdet_case(draw):
+    """Diagonally dominant matrices of either sign of determinant, and a singular one."""
+    n, batch = draw(st.sampled_from([(3, ()), (4, (2,)), (1, (2, 1))]))
+    a = draw(values(DTYPES["f"], (*batch, n, n), finite=True, small=True))
+    signs = np.where(np.arange(n) % 2 == draw(st.integers(0, 1)), -1, 1).astype(np.float32)
+    a = a + np.float32(8 * n) * np.diag(signs)
+    return [np.zeros_like(a) if draw(st.integers(0, 5)) == 0 else a], {}
+
+
+@st.composite
+def eigh_case(draw):
+    """Symmetric matrices with eigenvalues apart (each eigenvector is then unique up to its
+    sign, which the check normalizes)."""
+    n, batch = draw(st.sampled_from([(3, ()), (4, (2,)), (1, (2, 1))]))
+    a = draw(values(DTYPES["f"], (*batch, n, n), finite=True, small=True))
+    spread = np.diag(np.float32(20) * np.arange(n, dtype=np.float32))
+    return [(a + np.swapaxes(a, -1, -2)) / 2 + spread], {}
+
+
+@st.composite
 def after_case(draw):
     shape = draw(st.sampled_from([(), (5,), (2, 3)]))
     dtype = DTYPES[draw(st.sampled_from("fiub"))]
@@ -298,7 +318,8 @@ def case_for(op):
                O.SLICE: slice_case, O.REV: rev_case, O.TAKE: take_case,
                O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
                O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,
-               O.AFTER: after_case, O.SOLVE: solve_case}
+               O.AFTER: after_case, O.SOLVE: solve_case,
+               O.SLOGDET: slogdet_case, O.EIGH: eigh_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):
@@ -335,6 +356,10 @@ def check_case(op, args, params, actual):
         terms = np.abs(op.reference(*(np.abs(a) for a in args), **params))
         assert np.all(np.abs(actual - expected) <= 1e-5 * terms + 1e-5), (actual, expected)
         return
+    if op is O.EIGH:  # each eigenvector (a column below the eigenvalues) up to its sign
+        flip = np.where(np.sum(expected[..., 1:, :] * actual[..., 1:, :], axis=-2,
+                               keepdims=True) < 0, -1, 1).astype(actual.dtype)
+        actual = np.concatenate([actual[..., :1, :], actual[..., 1:, :] * flip], axis=-2)
     if op is O.TAN and expected.dtype.kind == "f":
         # near a pole an input's rounding is amplified by 1 + tan^2
         bound = 2e-5 * np.abs(expected) + 1e-6 * (1 + np.square(expected, dtype=np.float64))

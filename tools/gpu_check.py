@@ -173,14 +173,19 @@ def build(out: Path, target: str, small: bool, wheels: bool, python: str) -> dic
     return manifest
 
 
+# Left out of the bundle: the compiler, and SciPy, whose LAPACK only CPU code calls (through
+# the runtime's host module; GPU modules never do): 35 MB the bundle's cap has no room for.
+_NOT_BUNDLED = ("iree-base-compiler", "scipy")
+
+
 def _runtime_dependencies() -> list[str]:
-    """Ember's dependencies without the compiler (and the test extras), by name."""
+    """Ember's dependencies without those _NOT_BUNDLED (and the test extras), by name."""
     import importlib.metadata
     import re
 
     return [re.match(r"[A-Za-z0-9_.-]+", d)[0]
             for d in importlib.metadata.distribution("ember").requires
-            if "extra ==" not in d and not d.startswith("iree-base-compiler")]
+            if "extra ==" not in d and not d.startswith(_NOT_BUNDLED)]
 
 
 # --- there: install, run, check, time ---------------------------------------------------------

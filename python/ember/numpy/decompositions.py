@@ -20,12 +20,24 @@ import numpy as np
 from ember import lax
 from ember import numpy as enp
 from ember._src import dtypes
+from ember._src.core import current_trace
 from ember._src.custom import custom_jvp
+from ember._src.dispatch import bind
 from ember._src.jit import jit
+from ember.dialect import ops
 
 __all__ = ["eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd", "svdvals"]
 
 _MAX_SWEEPS = 30
+
+
+def _lapack(*arrays: Any) -> bool:
+    """Whether the code being traced runs where LAPACK does (Ember's CPU runtime, with
+    ember_cpu_lapack) and the arrays have sizes to hand it: then the rows of
+    dialect/linalg_ops.py stand for the loops of ember ops."""
+    trace = current_trace()
+    return (trace is not None and trace.root.lapack
+            and all(isinstance(d, int) for x in arrays for d in x.shape))
 
 
 def _real_matrix(name: str, a: Any, square: bool = False) -> Any:
@@ -113,6 +125,9 @@ def _sweeps(step, off, state, tol):
 @jit
 def _eigh(a: Any) -> tuple[Any, Any]:
     a = (a + enp.swapaxes(a, -1, -2)) / 2  # the lower and upper triangles averaged, as JAX
+    if _lapack(a):
+        both = bind(ops.EIGH, a)
+        return both[..., 0, :], both[..., 1:, :]
     n = a.shape[-1]
     a, m = _pad_even(a)
     if m != n:  # the padded row too

@@ -22,14 +22,13 @@ import numpy as np
 from ember import lax
 from ember import numpy as enp
 from ember._src import dtypes
-from ember._src.core import current_trace
 from ember._src.dispatch import bind
 from ember._src.jit import jit
 from ember.dialect import ops
 
 from . import decompositions
 from .decompositions import *  # noqa: F403 - qr, eigh, svd and what they give
-from .decompositions import _real_matrix, svdvals
+from .decompositions import _lapack, _real_matrix, svdvals
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_transpose", "norm", "outer", "slogdet", "solve",
@@ -133,14 +132,6 @@ def _eliminate(m: Any, n: int, singular_ok: bool) -> tuple[Any, Any, Any]:
     return solution, book[..., 1], sign
 
 
-def _lapack(*arrays: Any) -> bool:
-    """Whether the code being traced runs where LAPACK does (Ember's CPU runtime, with
-    ember_cpu_lapack) and the arrays have sizes to hand it."""
-    trace = current_trace()
-    return (trace is not None and trace.root.lapack
-            and all(isinstance(d, int) for x in arrays for d in x.shape))
-
-
 def _system(name: str, a: Any, b: Any) -> tuple[Any, Any, bool]:
     """a (..., n, n) and b (n,) or (..., n, k) broadcast to one batch, b as (..., n, k), and
     whether b was a vector."""
@@ -182,6 +173,9 @@ def inv(a: Any) -> Any:
 def slogdet(a: Any) -> tuple[Any, Any]:
     """(sign, log|det|), as jnp.linalg.slogdet; sign 0 and log -inf for a singular a."""
     a = _real_matrix("slogdet", a, square=True)
+    if _lapack(a):
+        both = bind(ops.SLOGDET, a)
+        return both[..., 0], both[..., 1]
     _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
     sign = sign * enp.prod(enp.sign(pivots), axis=-1)
     return sign, enp.sum(enp.log(enp.abs(pivots)), axis=-1)
@@ -191,6 +185,8 @@ def slogdet(a: Any) -> tuple[Any, Any]:
 @enp._base._eager_jit()
 def det(a: Any) -> Any:
     a = _real_matrix("det", a, square=True)
+    if _lapack(a):
+        return bind(ops.SLOGDET, a)[..., 2]
     _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
     return sign * enp.prod(pivots, axis=-1)
 
