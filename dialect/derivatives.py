@@ -267,6 +267,64 @@ def _slogdet(b, ct, xs, y, p):
     return [_mul(b, weight, inverse_t)]
 
 
+def _eye_mask(b, aval, keep: str):
+    """Where the (i, j) of each matrix of `aval` is on ("EQ") or below ("GT") the diagonal."""
+    nd = aval.ndim
+    i, j = (_e(b, ops.IOTA, dimension=d, shape=aval.shape, dtype=np.int32)
+            for d in (nd - 2, nd - 1))
+    return _e(b, ops.COMPARE, i, j, direction=keep)
+
+
+def _matrix_t(b, x):
+    nd = b.aval(x).ndim
+    return _e(b, ops.TRANSPOSE, x, permutation=(*range(nd - 2), nd - 1, nd - 2))
+
+
+def _upper_t_solve(b, lower, x):
+    """lower^-T x with the lower-triangular row: the reversal J of rows and columns turns the
+    upper L^T into a lower J L^T J, and L^T y = x is (J L^T J)(J y) = J x."""
+    nd = b.aval(lower).ndim
+    rows, both = (nd - 2,), (nd - 2, nd - 1)
+    flipped = _e(b, ops.REV, _matrix_t(b, lower), dimensions=both)
+    y = _e(b, ops.TRIANGULAR_SOLVE, flipped, _e(b, ops.REV, x, dimensions=rows))
+    return _e(b, ops.REV, y, dimensions=rows)
+
+
+def _lower_part(b, x, diagonal: float = 1.0):
+    """x below the diagonal, `diagonal` times x on it, zero above."""
+    aval = b.aval(x)
+    zero = _c(b, 0, aval)
+    on = _e(b, ops.SELECT, _eye_mask(b, aval, "EQ"), _mul(b, x, _c(b, diagonal, aval)), zero)
+    return _e(b, ops.SELECT, _eye_mask(b, aval, "GT"), x, on)
+
+
+def _triangular_solve(b, ct, xs, y, p):
+    """x = L^-1 b (L = tril(a)): b's cotangent is L^-T ct, a's minus its outer product with
+    x, on and below the diagonal (the only part of a read)."""
+    a = xs[0]
+    g = _upper_t_solve(b, a, ct)
+    nd = b.aval(a).ndim
+    batch = tuple(range(nd - 2))
+    outer = _e(b, ops.DOT_GENERAL, g, y, lhs_contracting=(nd - 1,), rhs_contracting=(nd - 1,),
+               lhs_batch=batch, rhs_batch=batch)
+    return [_neg(b, _lower_part(b, outer)), g]
+
+
+def _cholesky(b, ct, xs, y, p):
+    """a = L L^T: a's cotangent is L^-T Phi(L^T ct) L^-1, Phi the lower triangle with half
+    its diagonal (the adjoint of L's tangent L Phi(L^-1 da L^-T); only a's lower triangle
+    is read, so that is where it goes: symmetrizing first, as jnp.linalg.cholesky does,
+    spreads it)."""
+    nd = b.aval(y).ndim
+    batch = tuple(range(nd - 2))
+    product = _e(b, ops.DOT_GENERAL, y, ct, lhs_contracting=(nd - 2,),
+                 rhs_contracting=(nd - 2,), lhs_batch=batch, rhs_batch=batch)  # L^T ct
+    z = _upper_t_solve(b, y, _lower_part(b, product, 0.5))  # L^-T Phi
+    full = _matrix_t(b, _upper_t_solve(b, y, _matrix_t(b, z)))  # (L^-T z^T)^T = z L^-1
+    # only the lower triangle of a is read: its (i, j) below the diagonal stands for both
+    return [_lower_part(b, _add(b, full, _matrix_t(b, full)), 0.5)]
+
+
 def _dot_general(b, ct, xs, y, p):
     """Each operand's cotangent is a contraction of the result's with the other operand,
     transposed back to the operand's layout."""
@@ -707,6 +765,8 @@ VJP.update({
     ops.DOT_GENERAL: _dot_general,
     ops.SOLVE: _solve,
     ops.SLOGDET: _slogdet,
+    ops.TRIANGULAR_SOLVE: _triangular_solve,
+    ops.CHOLESKY: _cholesky,
     ops.SLICE: _slice,
     ops.DYNAMIC_SLICE: _dynamic_slice,
     ops.DYNAMIC_UPDATE_SLICE: _dynamic_update_slice,

@@ -640,4 +640,17 @@ irdl.dialect @ember {
     irdl.operands(a: %t0)
     irdl.results(result: %t1)
   }
+  irdl.operation @triangular_solve {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    %t2 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %t0, b: %t1)
+    irdl.results(result: %t2)
+  }
+  irdl.operation @cholesky {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %t0)
+    irdl.results(result: %t1)
+  }
 }

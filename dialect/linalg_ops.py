@@ -74,10 +74,54 @@ def _eigh() -> OpDef:
                      "LAPACK's syevd on the lower triangle.")
 
 
+def _triangular_solve() -> OpDef:
+    name = "ember.triangular_solve"
+
+    def infer(a: ShapedArray, b: ShapedArray) -> ShapedArray:
+        same_dtypes(name, (a, b))
+        _square(name, a)
+        _require(b.ndim == a.ndim and b.shape[:-1] == a.shape[:-1], name,
+                 f"b of shape (..., {a.shape[-1]}, k) with a's leading dims",
+                 (a.shape, b.shape))
+        return ShapedArray(b.shape, b.dtype)
+
+    def reference(a, b):
+        return np.linalg.solve(np.tril(a), b).astype(b.dtype)
+
+    return OpDef(name, ("a", "b"), infer, reference, frozenset({Trait.PURE}),
+                 doc="x with tril(a) @ x = b for each matrix of the leading dims (only the "
+                     "lower triangle of a is read): LAPACK's trtrs. Upper, transposed and "
+                     "unit-diagonal solves are this one on reversed or masked operands.")
+
+
+def _cholesky() -> OpDef:
+    name = "ember.cholesky"
+
+    def infer(a: ShapedArray) -> ShapedArray:
+        _square(name, a)
+        return a
+
+    def reference(a):
+        out = np.empty(a.shape, a.dtype)
+        for i in np.ndindex(a.shape[:-2]):  # matrix by matrix: nan only where one fails
+            try:
+                out[i] = np.linalg.cholesky(a[i])
+            except np.linalg.LinAlgError:
+                out[i] = np.nan
+        return out
+
+    return OpDef(name, ("a",), infer, reference, frozenset({Trait.PURE}),
+                 doc="The lower Cholesky factor L (a = L L^T) of each matrix of the leading "
+                     "dims, from its lower triangle, zeros above the diagonal: LAPACK's "
+                     "potrf; nan where the matrix is not positive definite.")
+
+
 SOLVE = _solve()
 SLOGDET = _slogdet()
 EIGH = _eigh()
-LINALG_OPS = (SOLVE, SLOGDET, EIGH)
+TRIANGULAR_SOLVE = _triangular_solve()
+CHOLESKY = _cholesky()
+LINALG_OPS = (SOLVE, SLOGDET, EIGH, TRIANGULAR_SOLVE, CHOLESKY)
 
 # The runtime's host module, and the name of a row's function in it for an element type
 # (each declared with dynamic dims, its operands as (batch, rows, columns)).
@@ -89,5 +133,5 @@ def host_function(row: OpDef, element: str) -> str:
     return f"{row.name.removeprefix('ember.')}_{element}"
 
 
-__all__ = ["EIGH", "HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SLOGDET", "SOLVE",
-           "host_function"]
+__all__ = ["CHOLESKY", "EIGH", "HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SLOGDET",
+           "SOLVE", "TRIANGULAR_SOLVE", "host_function"]

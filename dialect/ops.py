@@ -46,6 +46,9 @@ from .indexing_ops import (
     TAKE as TAKE,
 )
 from .linalg_ops import (
+    CHOLESKY as CHOLESKY,
+)
+from .linalg_ops import (
     EIGH as EIGH,
 )
 from .linalg_ops import (
@@ -56,6 +59,9 @@ from .linalg_ops import (
 )
 from .linalg_ops import (
     SOLVE as SOLVE,
+)
+from .linalg_ops import (
+    TRIANGULAR_SOLVE as TRIANGULAR_SOLVE,
 )
 from .math_ops import (  # every row is reachable as ops.NAME (`X as X`: a re-export)
     ACOS as ACOS,

@@ -82,8 +82,45 @@ def eigh(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def triangular_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each tril(a[i]) x = b[i] by LAPACK's trtrs (a zero on the diagonal: inf or nan)."""
+    from scipy.linalg import lapack
+
+    trtrs = lapack.get_lapack_funcs(("trtrs",), dtype=a.dtype)[0]
+    x = np.empty(b.shape, b.dtype)
+    with np.errstate(all="ignore"):
+        for i in range(a.shape[0]):
+            # a[i].T in Fortran order is a[i]^T, upper: solving with its transpose
+            x[i], info = trtrs(a[i].T, b[i], lower=0, trans=1)
+            if info > 0:  # singular: LAPACK returns without solving; divide as JAX does
+                x[i] = _substitute(np.tril(a[i]), b[i])
+    return x
+
+
+def _substitute(lower: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x = np.zeros(b.shape, b.dtype)
+    for k in range(lower.shape[0]):
+        x[k] = (b[k] - lower[k, :k] @ x[:k]) / lower[k, k]
+    return x
+
+
+def cholesky(a: np.ndarray) -> np.ndarray:
+    """Each lower Cholesky factor by LAPACK's potrf on the lower triangle, zeros above; nan
+    for a matrix that is not positive definite (as JAX gives)."""
+    from scipy.linalg import lapack
+
+    potrf = lapack.get_lapack_funcs(("potrf",), dtype=a.dtype)[0]
+    out = np.empty(a.shape, a.dtype)
+    for i in range(a.shape[0]):
+        # the lower triangle of a[i] is the upper one of a[i].T in Fortran order: U = L^T
+        factor, info = potrf(a[i].T, lower=0, clean=1)
+        out[i] = np.nan if info != 0 else factor.T
+    return out
+
+
 FUNCTIONS: dict[OpDef, Callable[..., np.ndarray]] = {
-    linalg_ops.SOLVE: solve, linalg_ops.SLOGDET: slogdet, linalg_ops.EIGH: eigh}
+    linalg_ops.SOLVE: solve, linalg_ops.SLOGDET: slogdet, linalg_ops.EIGH: eigh,
+    linalg_ops.TRIANGULAR_SOLVE: triangular_solve, linalg_ops.CHOLESKY: cholesky}
 
 
 def _as_array(ref) -> np.ndarray:

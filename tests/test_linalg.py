@@ -175,8 +175,12 @@ def test_on_the_cpu_lapack_is_called_and_the_loops_agree():
         # three trips, each solving with the last trip's solution
         looped = ember.lax.fori_loop(0, 3, lambda i, y: jnp.linalg.solve(a, y), b)
         sym = a + jnp.swapaxes(a, -1, -2)
+        spd = a @ jnp.swapaxes(a, -1, -2)
+        factor = jnp.linalg.cholesky(spd)
         return x, jnp.linalg.inv(a), looped, jnp.linalg.slogdet(a), jnp.linalg.det(a), (
-            sym, jnp.linalg.eigh(sym))
+            sym, jnp.linalg.eigh(sym)), (spd, factor, elinalg.solve_triangular(
+                factor, b, lower=True), elinalg.solve_triangular(factor, b, trans=1,
+                                                                  lower=True))
 
     a = _matrices(1, (2, 6, 6), np.float64)
     b = np.random.default_rng(1).standard_normal((2, 6, 2))
@@ -188,9 +192,14 @@ def test_on_the_cpu_lapack_is_called_and_the_loops_agree():
         with setting("ember_enable_x64", True), setting("ember_cpu_lapack", lapack):
             f = ember.jit(program)
             text = f.lower(a, b).as_text("linalg")
-            for name in ("solve", "slogdet", "eigh"):
+            for name in ("solve", "slogdet", "eigh", "cholesky", "triangular_solve"):
                 assert (f"ember_host.{name}_f64" in text) is lapack
-            x, inverse, looped, (sign, log), det, (sym, (w, v)) = f(a, b)
+            x, inverse, looped, (sign, log), det, (sym, (w, v)), (spd, factor, tri, tri_t) = f(
+                a, b)
+            spd, factor = np.asarray(spd), np.asarray(factor)
+            _close(factor, np.linalg.cholesky(spd), tol)
+            _close(tri, scipy.linalg.solve_triangular(factor, b, lower=True), tol)
+            _close(tri_t, scipy.linalg.solve_triangular(factor, b, trans=1, lower=True), tol)
             assert x.dtype == np.float64
             _close(x, np.linalg.solve(a, b), tol)
             _close(inverse, np.linalg.inv(a), tol)
@@ -209,6 +218,8 @@ def test_on_the_cpu_lapack_is_called_and_the_loops_agree():
             assert singular.dtype == np.float32 and not np.isfinite(singular).any()
             assert [float(t) for t in jnp.linalg.slogdet(zero)] == [0.0, -np.inf]
             assert float(jnp.linalg.det(zero)) == 0.0
+            not_definite = np.asarray(jnp.linalg.cholesky(-np.eye(3, dtype=np.float32)))
+            assert np.isnan(np.diagonal(not_definite)).all()
 
 
 def test_gradients_and_vmap_through_the_factorizations_match_jax():

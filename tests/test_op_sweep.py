@@ -24,7 +24,8 @@ DTYPES = {"f": np.dtype(np.float32), "i": np.dtype(np.int32), "b": np.dtype(np.b
 LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.EXPM1,
          O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
          O.ATANH, O.ERF, O.CBRT, O.ATAN2, O.REDUCE_PROD, O.CUMULATIVE,
-         O.SOLVE, O.SLOGDET, O.EIGH}  # and LAPACK's, whose order of operations is not NumPy's
+         # and LAPACK's, whose order of operations is not NumPy's
+         O.SOLVE, O.SLOGDET, O.EIGH, O.TRIANGULAR_SOLVE, O.CHOLESKY}
 
 
 def values(dtype, shape, *, finite=False, small=False):
@@ -287,6 +288,15 @@ def eigh_case(draw):
 
 
 @st.composite
+def cholesky_case(draw):
+    """Positive definite matrices (diagonally dominant, symmetric) and one that is not."""
+    n, batch = draw(st.sampled_from([(3, ()), (4, (2,)), (1, (2, 1))]))
+    a = draw(values(DTYPES["f"], (*batch, n, n), finite=True, small=True))
+    spd = (a + np.swapaxes(a, -1, -2)) / 2 + np.float32(16 * n) * np.eye(n, dtype=np.float32)
+    return [-spd if draw(st.integers(0, 5)) == 0 else spd], {}
+
+
+@st.composite
 def after_case(draw):
     shape = draw(st.sampled_from([(), (5,), (2, 3)]))
     dtype = DTYPES[draw(st.sampled_from("fiub"))]
@@ -319,7 +329,8 @@ def case_for(op):
                O.SCATTER: scatter_case, O.CONCATENATE: concatenate_case,
                O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,
                O.AFTER: after_case, O.SOLVE: solve_case,
-               O.SLOGDET: slogdet_case, O.EIGH: eigh_case}
+               O.SLOGDET: slogdet_case, O.EIGH: eigh_case,
+               O.TRIANGULAR_SOLVE: solve_case, O.CHOLESKY: cholesky_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

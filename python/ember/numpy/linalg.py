@@ -206,6 +206,8 @@ def _cholesky(a: Any) -> Any:
     outer product leaves what the next panels factor, in one matrix product."""
     a = _real_matrix("cholesky", a, square=True)
     a = (a + enp.swapaxes(a, -1, -2)) / 2
+    if _lapack(a):
+        return bind(ops.CHOLESKY, a)
     n = a.shape[-1]
     block = min(n, _CHOLESKY_BLOCK)
     size = -(-n // block) * block  # n padded with an identity block to whole panels
@@ -257,6 +259,9 @@ def _solve_triangular(a: Any, b: Any, transpose: bool, lower: bool, unit: bool) 
         a, lower = enp.swapaxes(a, -1, -2), not lower
     keep = enp.tril(enp.ones((n, n), bool)) if lower else enp.triu(enp.ones((n, n), bool))
     a, b, vector = _system("solve_triangular", enp.where(keep, a, 0), b)
+    if _lapack(a, b):
+        return _lapack_triangular(a, b, lower, unit)[..., 0] if vector else (
+            _lapack_triangular(a, b, lower, unit))
     rows = _index(n)
 
     def step(i, x):
@@ -269,6 +274,17 @@ def _solve_triangular(a: Any, b: Any, transpose: bool, lower: bool, unit: bool) 
 
     x = lax.fori_loop(0, n, step, enp.zeros_like(b))
     return x[..., 0] if vector else x
+
+
+def _lapack_triangular(a: Any, b: Any, lower: bool, unit: bool) -> Any:
+    """The row (lower, non-unit) on a (already masked to its triangle): a unit diagonal is
+    written in, an upper a is reversed (rows and columns) to a lower one, b's rows with it."""
+    if unit:
+        a = enp.where(enp.eye(a.shape[-1], dtype=bool), enp.ones((), a.dtype), a)
+    if lower:
+        return bind(ops.TRIANGULAR_SOLVE, a, b)
+    x = bind(ops.TRIANGULAR_SOLVE, enp.flip(a, axis=(-2, -1)), enp.flip(b, axis=-2))
+    return enp.flip(x, axis=-2)
 
 
 def matrix_power(a: Any, n: int) -> Any:
