@@ -1,5 +1,6 @@
 """ember.numpy.linalg against JAX (LAPACK) and NumPy in one process: solve with one
-right-hand side, inv, slogdet, cholesky, qr, eigh and svd of well-conditioned float32
+right-hand side, inv, slogdet, cholesky, a lower triangular solve (SciPy's for NumPy's
+column), qr, eigh and svd of well-conditioned float32
 matrices at several sizes, best of 5 after a warm-up, with time per n^3 so that the scaling
 shows. Run: `make bench`.
 """
@@ -10,10 +11,13 @@ import time
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg
 import numpy as np
+import scipy.linalg
 
 import ember
 import ember.numpy as enp
+import ember.scipy.linalg
 
 SIZES = (64, 256, 512)
 
@@ -38,12 +42,17 @@ def main() -> None:
         a = (rng.standard_normal((n, n)) + np.sqrt(n) * np.eye(n)).astype(np.float32)
         spd = (a @ a.T / n + np.eye(n)).astype(np.float32)
         b = rng.standard_normal((n, 1)).astype(np.float32)
+        lower = np.linalg.cholesky(spd)
         rows = {
             "solve": (enp.linalg.solve, jnp.linalg.solve, np.linalg.solve, (a, b)),
             "inv": (enp.linalg.inv, jnp.linalg.inv, np.linalg.inv, (a,)),
             "slogdet": (lambda x: enp.linalg.slogdet(x)[1], lambda x: jnp.linalg.slogdet(x)[1],
                         lambda x: np.linalg.slogdet(x)[1], (a,)),
             "cholesky": (enp.linalg.cholesky, jnp.linalg.cholesky, np.linalg.cholesky, (spd,)),
+            "solve_triangular": (
+                lambda x, y: ember.scipy.linalg.solve_triangular(x, y, lower=True),
+                lambda x, y: jax.scipy.linalg.solve_triangular(x, y, lower=True),
+                lambda x, y: scipy.linalg.solve_triangular(x, y, lower=True), (lower, b)),
             # one result of each (the last computed): best() waits for one array
             "qr": (lambda x: enp.linalg.qr(x)[1], lambda x: jnp.linalg.qr(x)[1],
                    lambda x: np.linalg.qr(x)[1], (a,)),

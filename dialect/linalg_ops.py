@@ -116,12 +116,38 @@ def _cholesky() -> OpDef:
                      "potrf; nan where the matrix is not positive definite.")
 
 
+def _svd() -> OpDef:
+    name = "ember.svd"
+
+    def infer(a: ShapedArray) -> ShapedArray:
+        _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands",
+                 a.dtype)
+        _require(a.ndim >= 2, name, "matrices", a.shape)
+        m, n = a.shape[-2:]
+        return ShapedArray((*a.shape[:-2], m + 1 + n, max(m, n)), a.dtype)
+
+    def reference(a):
+        m, n = a.shape[-2:]
+        u, s, vt = np.linalg.svd(a, full_matrices=True)
+        out = np.zeros((*a.shape[:-2], m + 1 + n, max(m, n)), a.dtype)
+        out[..., :m, :m] = u
+        out[..., m, :min(m, n)] = s
+        out[..., m + 1:, :n] = np.swapaxes(vt, -1, -2)
+        return out
+
+    return OpDef(name, ("a",), infer, reference, frozenset({Trait.PURE}),
+                 doc="The full SVD a = U diag(s) V^T of each (m, n) matrix of the leading "
+                     "dims, stacked as rows (m + 1 + n, max(m, n)), zero-padded: U (m, m), "
+                     "s (descending), V (n, n); LAPACK's gesdd.")
+
+
 SOLVE = _solve()
 SLOGDET = _slogdet()
 EIGH = _eigh()
 TRIANGULAR_SOLVE = _triangular_solve()
 CHOLESKY = _cholesky()
-LINALG_OPS = (SOLVE, SLOGDET, EIGH, TRIANGULAR_SOLVE, CHOLESKY)
+SVD = _svd()
+LINALG_OPS = (SOLVE, SLOGDET, EIGH, TRIANGULAR_SOLVE, CHOLESKY, SVD)
 
 # The runtime's host module, and the name of a row's function in it for an element type
 # (each declared with dynamic dims, its operands as (batch, rows, columns)).
@@ -134,4 +160,4 @@ def host_function(row: OpDef, element: str) -> str:
 
 
 __all__ = ["CHOLESKY", "EIGH", "HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SLOGDET",
-           "SOLVE", "TRIANGULAR_SOLVE", "host_function"]
+           "SOLVE", "SVD", "TRIANGULAR_SOLVE", "host_function"]

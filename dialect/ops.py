@@ -61,6 +61,9 @@ from .linalg_ops import (
     SOLVE as SOLVE,
 )
 from .linalg_ops import (
+    SVD as SVD,
+)
+from .linalg_ops import (
     TRIANGULAR_SOLVE as TRIANGULAR_SOLVE,
 )
 from .math_ops import (  # every row is reachable as ops.NAME (`X as X`: a re-export)

@@ -118,9 +118,28 @@ def cholesky(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def svd(a: np.ndarray) -> np.ndarray:
+    """Each matrix's full U, s and V stacked as rows, zero-padded to max(m, n) columns, by
+    LAPACK's gesdd (the divide-and-conquer SVD NumPy and JAX use)."""
+    from scipy.linalg import lapack
+
+    gesdd = lapack.get_lapack_funcs(("gesdd",), dtype=a.dtype)[0]
+    m, n = a.shape[1:]
+    out = np.zeros((a.shape[0], m + 1 + n, max(m, n)), a.dtype)
+    for i in range(a.shape[0]):
+        # a[i].T in Fortran order is a[i]^T = V S U^T: its "u" is V, its "vt" U^T
+        v, s, ut, info = gesdd(a[i].T, compute_uv=1, full_matrices=1)
+        if info != 0:  # no convergence: nan, as JAX gives
+            out[i] = np.nan
+            continue
+        out[i, :m, :m], out[i, m, :min(m, n)], out[i, m + 1:, :n] = ut.T, s, v
+    return out
+
+
 FUNCTIONS: dict[OpDef, Callable[..., np.ndarray]] = {
     linalg_ops.SOLVE: solve, linalg_ops.SLOGDET: slogdet, linalg_ops.EIGH: eigh,
-    linalg_ops.TRIANGULAR_SOLVE: triangular_solve, linalg_ops.CHOLESKY: cholesky}
+    linalg_ops.TRIANGULAR_SOLVE: triangular_solve, linalg_ops.CHOLESKY: cholesky,
+    linalg_ops.SVD: svd}
 
 
 def _as_array(ref) -> np.ndarray:

@@ -222,9 +222,10 @@ def test_on_the_cpu_lapack_is_called_and_the_loops_agree():
             assert np.isnan(np.diagonal(not_definite)).all()
 
 
-def test_gradients_and_vmap_through_the_factorizations_match_jax():
-    """The factorizations are loops (fori_loop with static bounds): reverse mode and vmap
-    go through them."""
+@pytest.mark.parametrize("lapack", [True, False])
+def test_gradients_and_vmap_through_the_factorizations_match_jax(lapack):
+    """Reverse mode and vmap go through the factorizations: the LAPACK rows' rules on the
+    CPU, the loops (fori_loop with static bounds) elsewhere."""
     import jax
     import jax.numpy as J
 
@@ -232,15 +233,25 @@ def test_gradients_and_vmap_through_the_factorizations_match_jax():
     a = (rng.normal(size=(4, 4)) + 4 * np.eye(4)).astype(np.float32)
     b = rng.normal(size=(4,)).astype(np.float32)
     spd = (a @ a.T).astype(np.float32)
+    w = rng.normal(size=(4, 3)).astype(np.float32)
+
+    def singular(np_, m):  # what no choice of the singular vectors' signs changes
+        u, s, vt = np_.linalg.svd(m, full_matrices=False)
+        return np_.sum(s ** 3) + np_.sum((u @ vt) * w)
+
     cases = [(lambda np_, m: np_.sum(np_.linalg.solve(m, b) ** 2), a),
-             (lambda np_, m: np_.sum(np_.linalg.inv(m)) + np_.linalg.slogdet(m)[1], a),
-             (lambda np_, m: np_.sum(np_.linalg.cholesky(m)), spd)]
-    for f, m in cases:
-        assert_close(ember.grad(lambda v, f=f: f(jnp, v))(m),
-                     jax.grad(lambda v, f=f: f(J, v))(m), rtol=1e-3, atol=1e-4)
-        both = np.stack([m, m * 1.1])
-        assert_close(ember.vmap(lambda v, f=f: f(jnp, v))(both),
-                     jax.vmap(lambda v, f=f: f(J, v))(both), rtol=1e-4, atol=1e-4)
+             (lambda np_, m: np_.sum(np_.linalg.inv(m)) + np_.linalg.slogdet(m)[1]
+              + np_.linalg.det(m), a),
+             (lambda np_, m: np_.sum(np_.linalg.cholesky(m)), spd),
+             (lambda np_, m: np_.sum(np_.linalg.eigh(m)[0] ** 2), spd),
+             (singular, a[:, :3])]
+    with setting("ember_cpu_lapack", lapack):
+        for f, m in cases:
+            assert_close(ember.grad(lambda v, f=f: f(jnp, v))(m),
+                         jax.grad(lambda v, f=f: f(J, v))(m), rtol=1e-3, atol=1e-4)
+            both = np.stack([m, m * 1.1])
+            assert_close(ember.vmap(lambda v, f=f: f(jnp, v))(both),
+                         jax.vmap(lambda v, f=f: f(J, v))(both), rtol=1e-4, atol=1e-4)
 
 
 # (m, n) shapes of the decompositions: square, tall, wide and batched, odd and even (a

@@ -297,6 +297,33 @@ def cholesky_case(draw):
 
 
 @st.composite
+def svd_case(draw):
+    """Square, tall, wide and batched matrices with singular values apart."""
+    m, n, batch = draw(st.sampled_from([(3, 3, ()), (4, 2, (2,)), (2, 5, ()), (1, 3, (2,))]))
+    a = draw(values(DTYPES["f"], (*batch, m, n), finite=True, small=True))
+    k = min(m, n)
+    spread = np.zeros((m, n), np.float32)
+    spread[np.arange(k), np.arange(k)] = 20 * np.arange(1, k + 1)
+    return [a + spread], {}
+
+
+def check_svd(a, actual, expected):
+    """s, then what no choice of signs or completion changes: U_k diag(s) V_k^T, and U, V
+    orthogonal."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    unpack = lambda x: (x[..., :m, :m], x[..., m, :k], x[..., m + 1:, :n])  # noqa: E731
+    (u, s, v), (_, want_s, _) = unpack(actual), unpack(expected)
+    assert_close(s, want_s, rtol=2e-5, atol=1e-5)
+    rebuilt = (u[..., :k] * s[..., None, :]) @ np.swapaxes(v[..., :k], -1, -2)
+    assert_close(rebuilt, a, rtol=2e-5, atol=1e-4 * max(1, float(np.abs(a).max())))
+    for q in (u, v):
+        assert_close(np.swapaxes(q, -1, -2) @ q,
+                     np.broadcast_to(np.eye(q.shape[-1], dtype=q.dtype), q.shape), rtol=0,
+                     atol=1e-5)
+
+
+@st.composite
 def after_case(draw):
     shape = draw(st.sampled_from([(), (5,), (2, 3)]))
     dtype = DTYPES[draw(st.sampled_from("fiub"))]
@@ -330,7 +357,7 @@ def case_for(op):
                O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,
                O.AFTER: after_case, O.SOLVE: solve_case,
                O.SLOGDET: slogdet_case, O.EIGH: eigh_case,
-               O.TRIANGULAR_SOLVE: solve_case, O.CHOLESKY: cholesky_case}
+               O.TRIANGULAR_SOLVE: solve_case, O.CHOLESKY: cholesky_case, O.SVD: svd_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):
@@ -358,6 +385,8 @@ def run_ops(op, cases):
 def check_case(op, args, params, actual):
     expected = np.asarray(op.reference(*args, **params))
     actual = np.asarray(actual)
+    if op is O.SVD:
+        return check_svd(args[0], actual, expected)
     if expected.dtype.kind == "f":  # compiled code flushes subnormal results to zero
         tiny = np.finfo(expected.dtype).tiny
         expected = np.where(np.abs(expected) < tiny, np.copysign(0, expected), expected)

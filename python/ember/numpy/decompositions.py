@@ -279,8 +279,74 @@ def _one_sided_jacobi(a: Any) -> tuple[Any, Any]:
     return a[..., :n], v[..., :n, :n]
 
 
+def _lapack_svd(a: Any, full: bool) -> tuple[Any, Any, Any]:
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    both = bind(ops.SVD, a)
+    u, s, v = both[..., :m, :m], both[..., m, :k], both[..., m + 1:, :n]
+    if not full:
+        u, v = u[..., :k], v[..., :k]
+    return u, s, enp.swapaxes(v, -1, -2)
+
+
+@custom_jvp
+def _svd_reduced(a: Any) -> tuple[Any, Any, Any]:
+    return _lapack_svd(a, full=False) if _lapack(a) else _svd_loops(a, False, True)
+
+
+@_svd_reduced.defjvp
+def _svd_reduced_jvp(primals: tuple, tangents: tuple) -> tuple:
+    """a = U S V^T (U (m, k), V (n, k)): with dP = U^T da V, ds = diag(dP), dU = U (F * (dP S
+    + S dP^T)) + (I - U U^T) da V S^-1, dV = V (F * (S dP + dP^T S)) + (I - V V^T) da^T U
+    S^-1, F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal (a zero singular value's
+    inverse is taken as 0, as JAX does)."""
+    (a,), (da,) = primals, tangents
+    u, s, vt = _svd_reduced(a)
+    v, ut = enp.swapaxes(vt, -1, -2), enp.swapaxes(u, -1, -2)
+    dp = enp.matmul(ut, enp.matmul(da, v))
+    k = s.shape[-1]
+    eye = enp.eye(k, dtype=a.dtype)
+    sq = s * s
+    f = enp.where(eye, 0, 1 / (sq[..., None, :] - sq[..., :, None] + eye))
+    row, col = s[..., None, :], s[..., :, None]  # S on the right, S on the left
+    s_inv = enp.where(s == 0, 0, 1 / enp.where(s == 0, 1, s))[..., None, :]
+    dpt = enp.swapaxes(dp, -1, -2)
+    du = enp.matmul(u, f * (dp * row + col * dpt))
+    dv = enp.matmul(v, f * (col * dp + dpt * row))
+    dav = enp.matmul(da, v)
+    du = du + (dav - enp.matmul(u, enp.matmul(ut, dav))) * s_inv
+    datu = enp.matmul(enp.swapaxes(da, -1, -2), u)
+    dv = dv + (datu - enp.matmul(v, enp.matmul(vt, datu))) * s_inv
+    return (u, s, vt), (du, enp.diagonal(dp, axis1=-2, axis2=-1), enp.swapaxes(dv, -1, -2))
+
+
+@custom_jvp
+def _svd_full(a: Any) -> tuple[Any, Any, Any]:
+    return _lapack_svd(a, full=True)
+
+
+@_svd_full.defjvp
+def _svd_full_jvp(primals: tuple, tangents: tuple) -> tuple:
+    raise NotImplementedError("the derivative of jnp.linalg.svd with full_matrices=True is "
+                              "not defined (the completion of U or V is not unique; JAX "
+                              "does not define it either): use full_matrices=False")
+
+
 @jit(static_argnums=(1, 2))
 def _svd(a: Any, full_matrices: bool, compute_uv: bool) -> Any:
+    """LAPACK's where it runs; the loops' elsewhere. The reduced SVD (and the singular values
+    from LAPACK) are differentiable by _svd_reduced's rule."""
+    lapack = _lapack(a)
+    if not compute_uv:
+        return _svd_reduced(a)[1] if lapack else _svd_loops(a, False, False)
+    if full_matrices:
+        return _svd_full(a) if lapack else _svd_loops(a, True, True)
+    return _svd_reduced(a)
+
+
+@jit(static_argnums=(1, 2))
+def _svd_loops(a: Any, full_matrices: bool, compute_uv: bool) -> Any:
+    """One-sided Jacobi: A V with orthogonal columns, their norms S, U from a QR of A V."""
     wide = a.shape[-2] < a.shape[-1]
     if wide:
         a = enp.swapaxes(a, -1, -2)
