@@ -786,6 +786,7 @@ NOT_YET: dict[OpDef, str] = {
     ops.ELEMENTWISE_FOR: "made by a pass after differentiation, never traced",
     ops.EIGH: "bound only inside jnp.linalg.eigh's custom_jvp, whose rule (JAX's) is used",
     ops.SVD: "bound only inside jnp.linalg.svd's custom_jvp, whose rule is used",
+    ops.QR: "bound only inside jnp.linalg.qr's custom_jvp, whose rule is used",
     ops.FUSION: "made by a pass after differentiation, never traced",
     ops.YIELD: "a terminator",
     ops.DEBUG_PRINT: "a side effect",

@@ -659,4 +659,10 @@ irdl.dialect @ember {
     irdl.operands(a: %t0)
     irdl.results(result: %t1)
   }
+  irdl.operation @qr {
+    %t0 = irdl.base "!builtin.tensor"
+    %t1 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %t0)
+    irdl.results(result: %t1)
+  }
 }

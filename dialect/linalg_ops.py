@@ -141,13 +141,34 @@ def _svd() -> OpDef:
                      "s (descending), V (n, n); LAPACK's gesdd.")
 
 
+def _qr() -> OpDef:
+    name = "ember.qr"
+
+    def infer(a: ShapedArray) -> ShapedArray:
+        _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands",
+                 a.dtype)
+        _require(a.ndim >= 2 and a.shape[-2] >= a.shape[-1], name,
+                 "matrices (m, n) with m >= n", a.shape)
+        m, n = a.shape[-2:]
+        return ShapedArray((*a.shape[:-2], m + n, n), a.dtype)
+
+    def reference(a):
+        return np.concatenate(np.linalg.qr(a), axis=-2).astype(a.dtype)
+
+    return OpDef(name, ("a",), infer, reference, frozenset({Trait.PURE}),
+                 doc="The reduced QR a = Q R of each tall (m, n) matrix of the leading "
+                     "dims, stacked as rows (m + n, n): Q (m, n), R (n, n); LAPACK's geqrf "
+                     "and orgqr (NumPy's signs).")
+
+
 SOLVE = _solve()
 SLOGDET = _slogdet()
 EIGH = _eigh()
 TRIANGULAR_SOLVE = _triangular_solve()
 CHOLESKY = _cholesky()
 SVD = _svd()
-LINALG_OPS = (SOLVE, SLOGDET, EIGH, TRIANGULAR_SOLVE, CHOLESKY, SVD)
+QR = _qr()
+LINALG_OPS = (SOLVE, SLOGDET, EIGH, TRIANGULAR_SOLVE, CHOLESKY, SVD, QR)
 
 # The runtime's host module, and the name of a row's function in it for an element type
 # (each declared with dynamic dims, its operands as (batch, rows, columns)).
@@ -160,4 +181,4 @@ def host_function(row: OpDef, element: str) -> str:
 
 
 __all__ = ["CHOLESKY", "EIGH", "HOST_ELEMENTS", "HOST_MODULE", "LINALG_OPS", "SLOGDET",
-           "SOLVE", "SVD", "TRIANGULAR_SOLVE", "host_function"]
+           "QR", "SOLVE", "SVD", "TRIANGULAR_SOLVE", "host_function"]

@@ -55,6 +55,9 @@ from .linalg_ops import (
     LINALG_OPS as LINALG_OPS,
 )
 from .linalg_ops import (
+    QR as QR,
+)
+from .linalg_ops import (
     SLOGDET as SLOGDET,
 )
 from .linalg_ops import (

@@ -136,10 +136,25 @@ def svd(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def qr(a: np.ndarray) -> np.ndarray:
+    """Each tall matrix's reduced Q above its R, by LAPACK's geqrf (Householder
+    reflections, NumPy's signs) and orgqr (Q from them)."""
+    from scipy.linalg import lapack
+
+    geqrf, orgqr = lapack.get_lapack_funcs(("geqrf", "orgqr"), dtype=a.dtype)
+    m, n = a.shape[1:]
+    out = np.empty((a.shape[0], m + n, n), a.dtype)
+    for i in range(a.shape[0]):
+        factored, tau, _, _ = geqrf(np.asfortranarray(a[i]))
+        out[i, m:] = np.triu(factored[:n])
+        out[i, :m], _, _ = orgqr(factored, tau)
+    return out
+
+
 FUNCTIONS: dict[OpDef, Callable[..., np.ndarray]] = {
     linalg_ops.SOLVE: solve, linalg_ops.SLOGDET: slogdet, linalg_ops.EIGH: eigh,
     linalg_ops.TRIANGULAR_SOLVE: triangular_solve, linalg_ops.CHOLESKY: cholesky,
-    linalg_ops.SVD: svd}
+    linalg_ops.SVD: svd, linalg_ops.QR: qr}
 
 
 def _as_array(ref) -> np.ndarray:

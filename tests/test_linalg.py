@@ -234,6 +234,7 @@ def test_gradients_and_vmap_through_the_factorizations_match_jax(lapack):
     b = rng.normal(size=(4,)).astype(np.float32)
     spd = (a @ a.T).astype(np.float32)
     w = rng.normal(size=(4, 3)).astype(np.float32)
+    tall = np.concatenate([a[:, :3], w[:1]])  # (5, 3)
 
     def singular(np_, m):  # what no choice of the singular vectors' signs changes
         u, s, vt = np_.linalg.svd(m, full_matrices=False)
@@ -244,7 +245,9 @@ def test_gradients_and_vmap_through_the_factorizations_match_jax(lapack):
               + np_.linalg.det(m), a),
              (lambda np_, m: np_.sum(np_.linalg.cholesky(m)), spd),
              (lambda np_, m: np_.sum(np_.linalg.eigh(m)[0] ** 2), spd),
-             (singular, a[:, :3])]
+             (singular, a[:, :3]),
+             (lambda np_, m: np_.sum(np_.linalg.qr(m)[0] * tall) + np_.sum(np_.linalg.qr(m)[1]),
+              tall)]
     with setting("ember_cpu_lapack", lapack):
         for f, m in cases:
             assert_close(ember.grad(lambda v, f=f: f(jnp, v))(m),

@@ -25,7 +25,7 @@ LOOSE = {O.EXP, O.LOG, O.TANH, O.SIN, O.COS, O.POW, O.SQRT, O.RSQRT, O.EXP2, O.E
          O.LOG1P, O.LOG2, O.TAN, O.ASIN, O.ACOS, O.ATAN, O.SINH, O.COSH, O.ASINH, O.ACOSH,
          O.ATANH, O.ERF, O.CBRT, O.ATAN2, O.REDUCE_PROD, O.CUMULATIVE,
          # and LAPACK's, whose order of operations is not NumPy's
-         O.SOLVE, O.SLOGDET, O.EIGH, O.TRIANGULAR_SOLVE, O.CHOLESKY}
+         O.SOLVE, O.SLOGDET, O.EIGH, O.TRIANGULAR_SOLVE, O.CHOLESKY, O.QR}
 
 
 def values(dtype, shape, *, finite=False, small=False):
@@ -307,6 +307,16 @@ def svd_case(draw):
     return [a + spread], {}
 
 
+@st.composite
+def qr_case(draw):
+    """Tall, square and batched matrices of full rank (LAPACK's signs are NumPy's)."""
+    m, n, batch = draw(st.sampled_from([(3, 3, ()), (5, 2, (2,)), (4, 1, ()), (3, 2, (2, 1))]))
+    a = draw(values(DTYPES["f"], (*batch, m, n), finite=True, small=True))
+    spread = np.zeros((m, n), np.float32)
+    spread[np.arange(n), np.arange(n)] = 40
+    return [a + spread], {}
+
+
 def check_svd(a, actual, expected):
     """s, then what no choice of signs or completion changes: U_k diag(s) V_k^T, and U, V
     orthogonal."""
@@ -357,7 +367,8 @@ def case_for(op):
                O.CUMULATIVE: cumulative_case, O.SORT: sort_case, O.COPY: copy_case,
                O.AFTER: after_case, O.SOLVE: solve_case,
                O.SLOGDET: slogdet_case, O.EIGH: eigh_case,
-               O.TRIANGULAR_SOLVE: solve_case, O.CHOLESKY: cholesky_case, O.SVD: svd_case}
+               O.TRIANGULAR_SOLVE: solve_case, O.CHOLESKY: cholesky_case, O.SVD: svd_case,
+               O.QR: qr_case}
     if op in special:
         return special[op]()
     if op.has(Trait.REDUCTION):

@@ -232,18 +232,52 @@ def _householder(a: Any) -> tuple[Any, Any]:
     return q, enp.where(upper, r, 0)
 
 
+@custom_jvp
+def _qr_tall(a: Any) -> tuple[Any, Any]:
+    """The reduced QR of a (..., m, n), m >= n, by LAPACK."""
+    both = bind(ops.QR, a)
+    m = a.shape[-2]
+    return both[..., :m, :], both[..., m:, :]
+
+
+@_qr_tall.defjvp
+def _qr_tall_jvp(primals: tuple, tangents: tuple) -> tuple:
+    """With C = Q^T da R^-1 and W its strictly lower part minus that part's transpose (skew):
+    dQ = Q (W - C) + da R^-1, dR = (C - W) R."""
+    (a,), (da,) = primals, tangents
+    q, r = _qr_tall(a)
+    n = a.shape[-1]
+    # da R^-1 = (R^-T da^T)^T, R^T lower triangular
+    da_rinv = enp.swapaxes(bind(ops.TRIANGULAR_SOLVE, enp.swapaxes(r, -1, -2),
+                                enp.swapaxes(da, -1, -2)), -1, -2)
+    c = enp.matmul(enp.swapaxes(q, -1, -2), da_rinv)
+    below = enp.where(enp.tril(enp.ones((n, n), bool), -1), c, 0)
+    w = below - enp.swapaxes(below, -1, -2)
+    return (q, r), (enp.matmul(q, w - c) + da_rinv, enp.matmul(c - w, r))
+
+
+@jit(static_argnums=1)
+def _qr(a: Any, mode: str) -> Any:
+    """LAPACK's where it runs and the QR is tall and reduced (or square), whose derivative
+    is _qr_tall's rule; otherwise the Householder loops (differentiable as loops)."""
+    m, n = a.shape[-2:]
+    if _lapack(a) and m >= n and (mode != "complete" or m == n):
+        return _qr_tall(a)
+    q, r = _householder(a)
+    k = min(m, n)
+    if mode == "reduced":
+        q, r = q[..., :k], r[..., :k, :]
+    return q, r[..., :k, :] if mode == "r" else r
+
+
 def qr(a: Any, mode: str = "reduced") -> Any:
     """a = Q R with orthonormal Q and upper-triangular R; mode 'reduced' (Q (m, k), R (k, n),
     k = min(m, n)), 'complete' (Q (m, m), R (m, n)) or 'r' (R alone)."""
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"jnp.linalg.qr requires mode 'reduced', 'complete' or 'r', got "
                          f"{mode!r}")
-    a = _real_matrix("qr", a)
-    q, r = _householder(a)
-    k = min(a.shape[-2:])
-    if mode == "reduced":
-        q, r = q[..., :k], r[..., :k, :]
-    return r[..., :k, :] if mode == "r" else (q, r)
+    q, r = _qr(_real_matrix("qr", a), mode)
+    return r if mode == "r" else (q, r)
 
 
 @jit
