@@ -15,8 +15,12 @@ from .opdef import require as _require
 from .types import ShapedArray
 
 
-def _square(name: str, a: ShapedArray) -> None:
+def _floats(name: str, a: ShapedArray) -> None:
     _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands", a.dtype)
+
+
+def _square(name: str, a: ShapedArray) -> None:
+    _floats(name, a)
     _require(a.ndim >= 2 and a.shape[-1] == a.shape[-2], name, "square matrices a", a.shape)
 
 
@@ -120,8 +124,7 @@ def _svd() -> OpDef:
     name = "ember.svd"
 
     def infer(a: ShapedArray) -> ShapedArray:
-        _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands",
-                 a.dtype)
+        _floats(name, a)
         _require(a.ndim >= 2, name, "matrices", a.shape)
         m, n = a.shape[-2:]
         return ShapedArray((*a.shape[:-2], m + 1 + n, max(m, n)), a.dtype)
@@ -145,8 +148,7 @@ def _qr() -> OpDef:
     name = "ember.qr"
 
     def infer(a: ShapedArray) -> ShapedArray:
-        _require(a.dtype in (np.float32, np.float64), name, "float32 or float64 operands",
-                 a.dtype)
+        _floats(name, a)
         _require(a.ndim >= 2 and a.shape[-2] >= a.shape[-1], name,
                  "matrices (m, n) with m >= n", a.shape)
         m, n = a.shape[-2:]

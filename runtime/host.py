@@ -71,14 +71,19 @@ def eigh(a: np.ndarray) -> np.ndarray:
     LAPACK's syevd (NumPy's batched eigh, the same routine, for batches of small ones)."""
     out = np.empty((a.shape[0], a.shape[1] + 1, a.shape[2]), a.dtype)
     if a.shape[-1] <= _SMALL and a.shape[0] > 1:
-        out[:, 0], out[:, 1:] = np.linalg.eigh(a)
-        return out
+        try:
+            out[:, 0], out[:, 1:] = np.linalg.eigh(a)
+            return out
+        except np.linalg.LinAlgError:  # no convergence (nan in a): matrix by matrix
+            pass
     from scipy.linalg import lapack
 
     syevd = lapack.get_lapack_funcs(("syevd",), dtype=a.dtype)[0]
     for i in range(a.shape[0]):
         # the lower triangle of a[i] in Fortran order is its upper one in C order
-        out[i, 0], out[i, 1:], _ = syevd(a[i].T, compute_v=1, lower=1)
+        out[i, 0], out[i, 1:], info = syevd(a[i].T, compute_v=1, lower=1)
+        if info != 0:  # no convergence: nan, as JAX gives
+            out[i] = np.nan
     return out
 
 
