@@ -13,7 +13,7 @@ converted; complex matrices are not supported yet).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,6 +29,28 @@ from ember.dialect import ops
 __all__ = ["eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "svd", "svdvals"]
 
 _MAX_SWEEPS = 30
+
+
+# The results' names, as jax.numpy.linalg (and the array API standard) give them.
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+class QRResult(NamedTuple):
+    Q: Any
+    R: Any
+
+
+class SVDResult(NamedTuple):
+    U: Any
+    S: Any
+    Vh: Any
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
 
 
 def _lapack(*arrays: Any) -> bool:
@@ -197,7 +219,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> tupl
     rule), also in reverse mode."""
     if UPLO not in (None, "L", "U"):
         raise ValueError(f"jnp.linalg.eigh requires UPLO 'L' or 'U', got {UPLO!r}")
-    return _eigh_differentiable(_real_matrix("eigh", a, square=True))
+    return EighResult(*_eigh_differentiable(_real_matrix("eigh", a, square=True)))
 
 
 def eigvalsh(a: Any, UPLO: str | None = None) -> Any:
@@ -277,7 +299,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         raise ValueError(f"jnp.linalg.qr requires mode 'reduced', 'complete' or 'r', got "
                          f"{mode!r}")
     q, r = _qr(_real_matrix("qr", a), mode)
-    return r if mode == "r" else (q, r)
+    return r if mode == "r" else QRResult(q, r)
 
 
 @jit
@@ -411,7 +433,8 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         hermitian: bool = False) -> Any:
     """a = U diag(S) V^T, singular values descending: (U, S, Vh), or S without
     compute_uv; U (m, m) and Vh (n, n) with full_matrices, else (m, k) and (k, n)."""
-    return _svd(_real_matrix("svd", a), bool(full_matrices), bool(compute_uv))
+    out = _svd(_real_matrix("svd", a), bool(full_matrices), bool(compute_uv))
+    return SVDResult(*out) if compute_uv else out
 
 
 def svdvals(x: Any) -> Any:

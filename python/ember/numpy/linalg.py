@@ -28,7 +28,7 @@ from ember.dialect import ops
 
 from . import decompositions
 from .decompositions import *  # noqa: F403 - qr, eigh, svd and what they give
-from .decompositions import _lapack, _real_matrix, svdvals
+from .decompositions import SlogdetResult, _lapack, _real_matrix, svdvals
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm",
            "matrix_power", "matrix_transpose", "norm", "outer", "slogdet", "solve",
@@ -175,10 +175,10 @@ def slogdet(a: Any) -> tuple[Any, Any]:
     a = _real_matrix("slogdet", a, square=True)
     if _lapack(a):
         both = bind(ops.SLOGDET, a)
-        return both[..., 0], both[..., 1]
+        return SlogdetResult(both[..., 0], both[..., 1])
     _, pivots, sign = _eliminate(a, a.shape[-1], singular_ok=True)
     sign = sign * enp.prod(enp.sign(pivots), axis=-1)
-    return sign, enp.sum(enp.log(enp.abs(pivots)), axis=-1)
+    return SlogdetResult(sign, enp.sum(enp.log(enp.abs(pivots)), axis=-1))
 
 
 @jit
