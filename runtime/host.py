@@ -149,10 +149,11 @@ def qr(a: np.ndarray) -> np.ndarray:
     geqrf, orgqr = lapack.get_lapack_funcs(("geqrf", "orgqr"), dtype=a.dtype)
     m, n = a.shape[1:]
     out = np.empty((a.shape[0], m + n, n), a.dtype)
+    work = 64 * max(n, 1)  # room for the blocked algorithms (the wrappers' default: unblocked)
     for i in range(a.shape[0]):
-        factored, tau, _, _ = geqrf(np.asfortranarray(a[i]))
+        factored, tau, _, _ = geqrf(np.asfortranarray(a[i]), lwork=work)
         out[i, m:] = np.triu(factored[:n])
-        out[i, :m], _, _ = orgqr(factored, tau)
+        out[i, :m], _, _ = orgqr(factored, tau, lwork=work)
     return out
 
 
