@@ -1,6 +1,8 @@
 """The factorizations of `ember.numpy.linalg` that are iterations, not eliminations: `qr`
 (Householder reflections), `eigh` (Jacobi rotations) and `svd` (one-sided Jacobi), and what
 they give: `eigvalsh`, `svdvals`, `pinv`, `lstsq`, `matrix_rank` and the spectral norms.
+On Ember's CPU runtime they are LAPACK's (see linalg.py), differentiable by the custom_jvp
+rules here; elsewhere, the methods below.
 
 Jacobi's methods run as a tournament (Brent and Luk's parallel ordering): the n indices
 (padded to an even count) meet in n - 1 rounds of n / 2 disjoint pairs, so a round rotates

@@ -1,7 +1,10 @@
 """`ember.numpy.linalg`: norms, solves, inverses, determinants and the Cholesky factor, batched
 over leading dimensions as in `jax.numpy.linalg`.
 
-The factorizations are loops of ember ops (`lax.fori_loop`, one trip a column) whose trips
+Where the code runs on Ember's CPU runtime (and ember_cpu_lapack is on), the solves,
+determinants and the Cholesky factor are LAPACK's: rows of dialect/linalg_ops.py that call
+the runtime's host module. Elsewhere (GPU code, ember-compile's files) the factorizations
+are loops of ember ops (`lax.fori_loop`, one trip a column) whose trips
 are elementwise work with masks, so nothing has a shape that depends on the trip: O(n^3)
 work, O(n) trips. Blocked Gauss-Jordan elimination with partial pivoting gives `solve`,
 `inv`, `det` and `slogdet` (a trip works on a panel of columns; each panel's transform
@@ -260,8 +263,8 @@ def _solve_triangular(a: Any, b: Any, transpose: bool, lower: bool, unit: bool) 
     keep = enp.tril(enp.ones((n, n), bool)) if lower else enp.triu(enp.ones((n, n), bool))
     a, b, vector = _system("solve_triangular", enp.where(keep, a, 0), b)
     if _lapack(a, b):
-        return _lapack_triangular(a, b, lower, unit)[..., 0] if vector else (
-            _lapack_triangular(a, b, lower, unit))
+        x = _lapack_triangular(a, b, lower, unit)
+        return x[..., 0] if vector else x
     rows = _index(n)
 
     def step(i, x):
