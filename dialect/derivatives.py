@@ -231,17 +231,32 @@ def _reduce_extremum(b, ct, xs, y, p):
     return [_mul(b, hits, _unreduce(b, _div(b, ct, count), shape, axes))]
 
 
+def _eye_mask(b, aval, keep: str):
+    """Where the (i, j) of each matrix of `aval` is on ("EQ") or below ("GT") the diagonal."""
+    nd = aval.ndim
+    i, j = (_e(b, ops.IOTA, dimension=d, shape=aval.shape, dtype=np.int32)
+            for d in (nd - 2, nd - 1))
+    return _e(b, ops.COMPARE, i, j, direction=keep)
+
+
+def _matrix_t(b, x):
+    nd = b.aval(x).ndim
+    return _e(b, ops.TRANSPOSE, x, permutation=(*range(nd - 2), nd - 1, nd - 2))
+
+
+def _outer(b, g, y):
+    """g y^T, matrix by matrix over the leading dims."""
+    nd = b.aval(g).ndim
+    batch = tuple(range(nd - 2))
+    return _e(b, ops.DOT_GENERAL, g, y, lhs_contracting=(nd - 1,), rhs_contracting=(nd - 1,),
+              lhs_batch=batch, rhs_batch=batch)
+
+
 def _solve(b, ct, xs, y, p):
     """x = a^-1 b: b's cotangent solves with a^T, a's is minus its outer product with x
     (matrix by matrix over the leading dims)."""
-    a = xs[0]
-    nd = b.aval(a).ndim
-    swap = (*range(nd - 2), nd - 1, nd - 2)
-    g = _e(b, ops.SOLVE, _e(b, ops.TRANSPOSE, a, permutation=swap), ct)
-    batch = tuple(range(nd - 2))
-    outer = _e(b, ops.DOT_GENERAL, g, y, lhs_contracting=(nd - 1,), rhs_contracting=(nd - 1,),
-               lhs_batch=batch, rhs_batch=batch)
-    return [_neg(b, outer), g]
+    g = _e(b, ops.SOLVE, _matrix_t(b, xs[0]), ct)
+    return [_neg(b, _outer(b, g, y)), g]
 
 
 def _slogdet(b, ct, xs, y, p):
@@ -256,28 +271,11 @@ def _slogdet(b, ct, xs, y, p):
                   limit_indices=(*aval.shape[:-2], i + 1), strides=(1,) * (nd - 1))
 
     weight = _add(b, part(ct, 1), _mul(b, part(ct, 2), part(y, 2)))  # (..., 1)
-    eye = _e(b, ops.CONVERT, _e(b, ops.COMPARE, *[
-        _e(b, ops.IOTA, dimension=d, shape=aval.shape, dtype=np.int32) for d in (nd - 2, nd - 1)],
-        direction="EQ"), dtype=aval.dtype, weak_type=False)
-    swap = (*range(nd - 2), nd - 1, nd - 2)
-    inverse_t = _e(b, ops.SOLVE, a, eye)  # a^-1, then transposed
-    inverse_t = _e(b, ops.TRANSPOSE, inverse_t, permutation=swap)
+    eye = _e(b, ops.CONVERT, _eye_mask(b, aval, "EQ"), dtype=aval.dtype, weak_type=False)
+    inverse_t = _matrix_t(b, _e(b, ops.SOLVE, a, eye))
     weight = _e(b, ops.BROADCAST_IN_DIM, weight, shape=aval.shape,
                 broadcast_dimensions=tuple(range(nd - 1)))
     return [_mul(b, weight, inverse_t)]
-
-
-def _eye_mask(b, aval, keep: str):
-    """Where the (i, j) of each matrix of `aval` is on ("EQ") or below ("GT") the diagonal."""
-    nd = aval.ndim
-    i, j = (_e(b, ops.IOTA, dimension=d, shape=aval.shape, dtype=np.int32)
-            for d in (nd - 2, nd - 1))
-    return _e(b, ops.COMPARE, i, j, direction=keep)
-
-
-def _matrix_t(b, x):
-    nd = b.aval(x).ndim
-    return _e(b, ops.TRANSPOSE, x, permutation=(*range(nd - 2), nd - 1, nd - 2))
 
 
 def _upper_t_solve(b, lower, x):
@@ -301,13 +299,8 @@ def _lower_part(b, x, diagonal: float = 1.0):
 def _triangular_solve(b, ct, xs, y, p):
     """x = L^-1 b (L = tril(a)): b's cotangent is L^-T ct, a's minus its outer product with
     x, on and below the diagonal (the only part of a read)."""
-    a = xs[0]
-    g = _upper_t_solve(b, a, ct)
-    nd = b.aval(a).ndim
-    batch = tuple(range(nd - 2))
-    outer = _e(b, ops.DOT_GENERAL, g, y, lhs_contracting=(nd - 1,), rhs_contracting=(nd - 1,),
-               lhs_batch=batch, rhs_batch=batch)
-    return [_neg(b, _lower_part(b, outer)), g]
+    g = _upper_t_solve(b, xs[0], ct)
+    return [_neg(b, _lower_part(b, _outer(b, g, y))), g]
 
 
 def _cholesky(b, ct, xs, y, p):
