@@ -117,6 +117,45 @@ def highest(dtype: np.dtype):
     return True if dtype == np.bool_ else np.iinfo(dtype).max
 
 
+def _zeros_signed(out: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """`out` with its zeros -0.0 where `negative`, +0.0 elsewhere."""
+    signed = np.where(negative, -0.0, 0.0).astype(out.dtype)
+    return np.where(out == 0, signed, out)
+
+
+def ieee_maximum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The kernel's max (arith.maximumf, IEEE 754-2019): NaN wins and +0.0 > -0.0, where
+    np.maximum(0.0, -0.0) is -0.0."""
+    out = np.maximum(a, b)
+    if kind(out.dtype) != "f":
+        return out
+    return _zeros_signed(out, np.signbit(a) & np.signbit(b))
+
+
+def ieee_minimum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The kernel's min (arith.minimumf): NaN wins and -0.0 < +0.0."""
+    out = np.minimum(a, b)
+    if kind(out.dtype) != "f":
+        return out
+    return _zeros_signed(out, np.signbit(a) | np.signbit(b))
+
+
+def ieee_max(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
+    """np.max with ieee_maximum's zeros: -0.0 only where every zero reduced is -0.0."""
+    out = np.max(x, axis=axis)
+    if kind(x.dtype) != "f":
+        return out
+    return _zeros_signed(out, ~np.any((x == 0) & ~np.signbit(x), axis=axis))
+
+
+def ieee_min(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
+    """np.min with ieee_minimum's zeros: -0.0 where some zero reduced is -0.0."""
+    out = np.min(x, axis=axis)
+    if kind(x.dtype) != "f":
+        return out
+    return _zeros_signed(out, np.any((x == 0) & np.signbit(x), axis=axis))
+
+
 def silent_ref(fn: Callable) -> Callable:
     """A NumPy reference that computes without floating-point warnings (overflow to inf,
     0/0 to nan: what the compiled op gives)."""

@@ -87,12 +87,12 @@ def elements_attr(value: np.ndarray) -> mlir.Attribute:
 
 
 def _is_splat(value: np.ndarray) -> bool:
+    """Whether every element has the first one's bits (by value, -0.0 would equal 0.0 and a
+    constant [0.0, -0.0] would become the splat 0.0)."""
     if value.size <= 1:
         return True
-    flat = value.reshape(-1)
-    if value.dtype.kind == "f" and np.isnan(flat[0]):
-        return bool(np.isnan(flat).all())
-    return bool((flat == flat[0]).all())
+    bits = np.ascontiguousarray(value).reshape(-1).view(np.uint8).reshape(value.size, -1)
+    return bool((bits == bits[0]).all())
 
 
 def _nested(value: np.ndarray) -> str:

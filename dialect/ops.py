@@ -21,6 +21,10 @@ from .families import (
     check_axes,
     elementwise,
     highest,
+    ieee_max,
+    ieee_maximum,
+    ieee_min,
+    ieee_minimum,
     keeping_signed_zero,
     libm_in_float64,
     lowest,
@@ -597,13 +601,13 @@ def _transpose() -> OpDef:
 def _reduce_max_ref(x, axis):
     if x.size == 0:
         return np.full([d for i, d in enumerate(x.shape) if i not in axis], lowest(x.dtype))
-    return np.max(x, axis=axis)
+    return ieee_max(x, axis)
 
 
 def _reduce_min_ref(x, axis):
     if x.size == 0:
         return np.full([d for i, d in enumerate(x.shape) if i not in axis], highest(x.dtype))
-    return np.min(x, axis=axis)
+    return ieee_min(x, axis)
 
 
 
@@ -670,8 +674,8 @@ SUB = elementwise("sub", 2, {"f": "{r} = arith.subf {0}, {1} : {t}",
 MUL = elementwise("mul", 2, PRODUCT_BODY, silent_ref(np.multiply), kinds="buifc",
                   commutative=True)
 POW = elementwise("pow", 2, _pow_body, silent_ref(_pow_ref), kinds="uifc")
-MAX = elementwise("max", 2, MAX_BODY, silent_ref(np.maximum), commutative=True)
-MIN = elementwise("min", 2, MIN_BODY, silent_ref(np.minimum), commutative=True)
+MAX = elementwise("max", 2, MAX_BODY, silent_ref(ieee_maximum), commutative=True)
+MIN = elementwise("min", 2, MIN_BODY, silent_ref(ieee_minimum), commutative=True)
 AND = elementwise("and", 2, {"i": "{r} = arith.andi {0}, {1} : {t}"}, np.bitwise_and,
                   kinds="bui", commutative=True)
 OR = elementwise("or", 2, {"i": "{r} = arith.ori {0}, {1} : {t}"}, np.bitwise_or,

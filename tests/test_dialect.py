@@ -118,3 +118,25 @@ def test_traced_ops_verify_against_their_rows():
             eir.verify(op.operation)
             checked += 1
     assert checked >= 5
+
+
+@pytest.mark.runtime
+def test_constants_keep_their_bits_and_folding_agrees_with_kernels_on_signed_zeros():
+    """A constant [0.0, -0.0] is not the splat 0.0 (it was: its elements compare equal), and
+    folded max/min (the rows' references) give the kernels' IEEE zeros, which np.maximum
+    and np.minimum do not (np.maximum(0.0, -0.0) is -0.0)."""
+    z = np.array([0.0, -0.0, -0.0, 0.0], np.float32)
+    w = np.array([-0.0, 0.0, -0.0, 0.0], np.float32)
+    assert np.signbit(np.asarray(ember.jit(lambda: enp.asarray(z) * 1)())).tolist() == [
+        False, True, True, False]
+    stacked = np.stack([z, w])
+    for name, rows in (("maximum", [False, False, True, False]),
+                       ("minimum", [True, True, True, False])):
+        fn = getattr(enp, name)
+        kernel = np.asarray(ember.jit(fn)(z, w))
+        folded = np.asarray(ember.jit(lambda fn=fn: fn(enp.asarray(z), enp.asarray(w)))())
+        assert np.signbit(kernel).tolist() == np.signbit(folded).tolist() == rows, name
+        reduce = enp.max if name == "maximum" else enp.min
+        kernel = np.asarray(ember.jit(lambda x, r=reduce: r(x, axis=0))(stacked))
+        folded = np.asarray(ember.jit(lambda r=reduce: r(enp.asarray(stacked), axis=0))())
+        assert np.signbit(kernel).tolist() == np.signbit(folded).tolist() == rows, name
