@@ -13,13 +13,12 @@ import numpy as np
 import optree
 
 from ember import config
-from ember.dialect import ops
+from ember.dialect.exact import exact
 from ember.dialect.ops import OpDef
 from ember.dialect.types import ShapedArray
 from ember.runtime import Array, Device, platform_of, put
-from ember.runtime.executable import PARALLEL_MIN_ELEMENTS
 
-from . import polymorphic
+from . import host_eval, polymorphic
 from .core import Regions, Trace, Tracer, check_alive, current_trace
 from .dtypes import as_array, default_device
 from .signature import CacheKey
@@ -63,33 +62,21 @@ def device_name(device: Device) -> str:
     return default if platform_of(default) == device.platform else device.platform
 
 
-# Ops that only move elements (their NumPy reference is exact): eagerly, on small arrays in
-# host memory whose values are ready, they are a host copy into a buffer of the result's own,
-# not a kernel: no compile on first use (0.4-0.9 s each here), and ~2 us a call instead of a
-# dispatch. Larger arrays, arrays still being computed and other devices run the kernel.
-_HOST_COPIES = frozenset({ops.RESHAPE, ops.TRANSPOSE, ops.BROADCAST_IN_DIM, ops.SLICE, ops.REV,
-                          ops.CONCATENATE, ops.COPY})
-
-
-def on_host(arrays: list[Array]) -> bool:
-    """Whether eager data movement on `arrays` is a host copy (see _HOST_COPIES): small,
-    ready, on the CPU."""
-    return bool(arrays) and all(a.device.platform == "cpu" and a._fence is None
-                                and a.size < PARALLEL_MIN_ELEMENTS for a in arrays)
-
-
-def _host_copy(op: OpDef, arrays: list[Array], params: dict) -> Array | None:
-    if not on_host(arrays):
+def _on_host(op: OpDef, arrays: list[Array], params: dict) -> Array | None:
+    """`op` by its NumPy reference, where that gives the kernel's bits on small host arrays
+    (host_eval): no compile on first use, ~2 us a call instead of a dispatch."""
+    avals = [a.aval for a in arrays]
+    aval = op.infer(*avals, **params)
+    if not isinstance(aval, ShapedArray) or not exact(op, avals, aval) or \
+            not host_eval.small([aval]):
         return None
-    aval = op.infer(*(a.aval for a in arrays), **params)
-    if aval.size >= PARALLEL_MIN_ELEMENTS:
-        return None
-    return put(op.reference(*(a._to_numpy() for a in arrays), **params), aval, arrays[0].device)
+    value = host_eval.run(op, [a._to_numpy() for a in arrays], params, aval)
+    return None if value is None else put(value, aval, arrays[0].device)
 
 
 def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
-    if op in _HOST_COPIES:
-        out = _host_copy(op, arrays, params)
+    if host_eval.on_host(arrays):
+        out = _on_host(op, arrays, params)
         if out is not None:
             return out
     device = arrays[0].device if arrays else default_device()

@@ -18,9 +18,9 @@ import optree
 
 from ember import config, errors, tree_util
 from ember.dialect.types import RefAval, ShapedArray
-from ember.runtime import Array
+from ember.runtime import Array, platform_of
 
-from . import compilation, dispatch, donation, dtypes, events, polymorphic
+from . import compilation, dispatch, donation, dtypes, events, host_eval, polymorphic
 from .core import Trace, Tracer, check_alive, current_trace, defined_at
 from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
@@ -157,7 +157,14 @@ class JitFunction:
             return self._trace(k, args, kwargs, hoist=True)
 
         if self._eager:  # ember.numpy's eager calls: one kernel per pattern of shapes
-            return polymorphic.compile_for(key, trace, self._cache)
+            def kernel() -> Compiled:
+                return polymorphic.compile_for(key, trace, self._cache)
+
+            if host_eval.small(key.in_avals) and platform_of(key.device) == "cpu":
+                hosted = host_eval.program(trace(key), kernel)  # no compile if all exact
+                if hosted is not None:
+                    return hosted
+            return kernel()
         if self.dynamic_dims:
             pattern = polymorphic.named(_fun_name(self.fun), key.in_avals,
                                         self._leaf_paths(*self._split(args, kwargs)[:2]),

@@ -26,7 +26,8 @@ from ember.runtime.executable import PARALLEL_MIN_ELEMENTS
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
-from .._src.dispatch import bind, on_host
+from .._src.dispatch import bind
+from .._src.host_eval import on_host
 from .._src.jit import JitFunction
 from . import _base
 from . import creation as _cr

@@ -1,0 +1,130 @@
+"""Eager ops on small host arrays by their NumPy references (ember/_src/host_eval.py): every
+row of ember.dialect.exact gives its kernel's bits, and eager calls made of them compile
+nothing."""
+
+import numpy as np
+import pytest
+import test_op_sweep as sweep
+from conftest import few_examples
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ember
+import ember.numpy as enp
+from ember._src import host_eval
+from ember.dialect import exact as exact_rows
+from ember.dialect.types import ShapedArray, kind
+
+
+def assert_same_bits(actual, expected, what):
+    """Equal bit for bit, but for NaN payloads (their sign and bits are the hardware's)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, what
+    if kind(actual.dtype) == "c":
+        assert_same_bits(actual.real, expected.real, what)
+        assert_same_bits(actual.imag, expected.imag, what)
+        return
+    if kind(actual.dtype) == "f":
+        nan = np.isnan(actual)
+        assert (nan == np.isnan(expected)).all(), (what, actual, expected)
+        actual, expected = np.where(nan, 0, actual), np.where(nan, 0, expected)
+        assert (np.signbit(actual) == np.signbit(expected)).all(), (what, actual, expected)
+    assert np.array_equal(actual, expected), (what, actual, expected)
+
+
+def check_row(row, cases):
+    """Each case run by the kernel (a jitted module: never on the host) and by host_eval."""
+    for (args, params), actual in zip(cases, sweep.run_ops(row, cases), strict=True):
+        values = [np.asarray(a) for a in args]
+        result = row.infer(*(ShapedArray(v.shape, v.dtype) for v in values), **params)
+        if not exact_rows.exact(row, [ShapedArray(v.shape, v.dtype) for v in values], result):
+            continue  # a dtype the row is not exact for (the sweep draws complex numbers)
+        hosted = host_eval.run(row, values, params, result)
+        if hosted is not None:
+            assert_same_bits(hosted, actual, (row.name, values, params))
+
+
+@pytest.mark.parametrize("name", sorted(row.name for row in exact_rows.EXACT))
+def test_exact_rows_give_the_kernels_bits(name):
+    row = next(r for r in exact_rows.EXACT if r.name == name)
+
+    @few_examples(3)
+    @given(st.lists(sweep.case_for(row), min_size=sweep.CASES_PER_MODULE,
+                    max_size=sweep.CASES_PER_MODULE))
+    def check(cases):
+        check_row(row, cases)
+
+    check()
+
+
+WIDE = {"f": np.dtype(np.float64), "i": np.dtype(np.int64), "b": np.dtype(np.bool_),
+        "u": np.dtype(np.uint32), "c": np.dtype(np.complex128)}
+ELEMENTWISE = sorted(r.name for r in exact_rows.EXACT
+                     if r in (sweep.O.ADD, sweep.O.SUB, sweep.O.MUL, sweep.O.DIV, sweep.O.REM,
+                              sweep.O.MAX, sweep.O.MIN, sweep.O.SQRT, sweep.O.COMPARE,
+                              sweep.O.ROUND, sweep.O.SELECT, sweep.O.CONVERT,
+                              sweep.O.REDUCE_MAX, sweep.O.SHIFT_RIGHT))
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_exact_rows_give_the_kernels_bits_in_64_bits(name, monkeypatch):
+    row = next(r for r in exact_rows.EXACT if r.name == name)
+    monkeypatch.setattr(sweep, "DTYPES", WIDE)
+    ember.config.update("ember_enable_x64", True)
+    try:
+        @few_examples(2)
+        @given(st.lists(sweep.case_for(row), min_size=sweep.CASES_PER_MODULE,
+                        max_size=sweep.CASES_PER_MODULE))
+        def check(cases):
+            check_row(row, cases)
+
+        check()
+    finally:
+        ember.config.update("ember_enable_x64", False)
+
+
+def test_values_compiled_code_flushes_run_the_kernel():
+    """Subnormal operands or results: the host declines, the eager call runs the kernel
+    (which flushes them to zero), so an eager result never depends on where it ran."""
+    tiny = np.array([1e-40, -1e-40, 1.0, 3e-39], np.float32)
+    assert host_eval.run(sweep.O.ADD, [tiny, tiny], {}, ShapedArray((4,), tiny.dtype)) is None
+    half = np.array([2.0 ** -126, 1.0], np.float32)
+    assert host_eval.run(sweep.O.MUL, [half, np.float32(0.5) * np.ones(2, np.float32)], {},
+                         ShapedArray((2,), half.dtype)) is None  # a subnormal result
+    got = np.asarray(enp.asarray(tiny) + enp.asarray(tiny))
+    where = np.asarray(enp.where(enp.asarray(tiny) > 0, enp.asarray(tiny), 0.0))
+    assert_same_bits(got, np.asarray(ember.jit(lambda x: x + x)(tiny)), "add")
+    assert_same_bits(where, np.asarray(ember.jit(
+        lambda x: enp.where(x > 0, x, 0.0))(tiny)), "where")
+    assert got.tolist() == [0.0, 0.0, 2.0, 0.0]  # NumPy's would keep 2e-40, -2e-40, 6e-39
+
+
+def test_eager_calls_of_exact_ops_compile_nothing_and_match_jit():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    a[0, :3] = [np.nan, -0.0, np.inf]
+    b = rng.integers(-5, 5, (16, 8)).astype(np.int32)
+    calls = {
+        "add": lambda x, i: x + x, "mul": lambda x, i: x * 2.0,
+        "maximum": lambda x, i: enp.maximum(x, 0.0), "where": lambda x, i: enp.where(
+            x > 0, x, 0.0), "argmax": lambda x, i: enp.argmax(x, axis=1),
+        "sqrt": lambda x, i: enp.sqrt(enp.abs(x)), "floor_divide": lambda x, i: i // 3,
+        "integer sum": lambda x, i: enp.sum(i, axis=0), "max": lambda x, i: enp.max(x),
+        "clip": lambda x, i: enp.clip(x, -0.5, 0.5), "astype": lambda x, i: i.astype(
+            np.float32), "transpose": lambda x, i: x.T[1:3],
+    }
+    ea, eb = enp.asarray(a), enp.asarray(b)
+    with ember.count_events("eager_compile") as compiles:
+        eager = {name: np.asarray(fn(ea, eb)) for name, fn in calls.items()}
+    assert compiles() == 0
+    for name, fn in calls.items():
+        assert_same_bits(eager[name], np.asarray(ember.jit(fn)(a, b)), name)
+
+
+def test_large_or_inexact_eager_ops_run_kernels(no_disk_cache):
+    ember.clear_caches()
+    with ember.count_events("eager_compile") as compiles:
+        big = enp.ones((256, 256), np.float32)  # 64K elements: the kernel, on worker threads
+        np.testing.assert_array_equal(np.asarray(big + big), np.full((256, 256), 2.0))
+        np.testing.assert_allclose(np.asarray(enp.exp(enp.zeros(4))), np.ones(4))
+    assert compiles() == 2
