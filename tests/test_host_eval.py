@@ -48,7 +48,7 @@ def check_row(row, cases):
 def test_exact_rows_give_the_kernels_bits(name):
     row = next(r for r in exact_rows.EXACT if r.name == name)
 
-    @few_examples(3)
+    @few_examples(2)
     @given(st.lists(sweep.case_for(row), min_size=sweep.CASES_PER_MODULE,
                     max_size=sweep.CASES_PER_MODULE))
     def check(cases):
