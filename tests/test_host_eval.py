@@ -128,3 +128,24 @@ def test_large_or_inexact_eager_ops_run_kernels(no_disk_cache):
         np.testing.assert_array_equal(np.asarray(big + big), np.full((256, 256), 2.0))
         np.testing.assert_allclose(np.asarray(enp.exp(enp.zeros(4))), np.ones(4))
     assert compiles() == 2
+
+
+def test_products_feeding_adds_are_compiled_as_the_kernel_fuses_them():
+    """A kernel computes x * y + z as one fused multiply-add (one rounding): an eager
+    composite with a float product reaching an add runs its kernel, not op by op on the
+    host (hypot and interp gave other bits than their jitted versions on host)."""
+    def hosted(fn, *args):
+        traced = ember.jit(fn).trace(*args)
+        return host_eval.program(traced, lambda: traced.lower().compile()) is not None
+
+    x, y = (np.random.default_rng(1).standard_normal((2, 200)).astype(np.float32))
+    assert not hosted(lambda a, b: a * b + a, x, y)
+    assert not hosted(lambda a, b: a - (-(a * b)).astype(np.float64), x, y)
+    assert not hosted(lambda a, b: enp.where(a > 0, a * b, b).T - b, x, y)
+    assert hosted(lambda a, b: enp.where(a * b > 0, a * b, b), x, y)  # no add: exact
+    assert hosted(lambda a, b: (a * 3) * b + 1, x.astype(np.int32), y.astype(np.int32))
+    xp = np.sort(y)
+    ex, ey, exp_ = enp.asarray(x), enp.asarray(y), enp.asarray(xp)
+    assert_same_bits(enp.hypot(ex, ey), ember.jit(enp.hypot)(x, y), "hypot")
+    assert_same_bits(enp.interp(ex, exp_, ex * 3), ember.jit(
+        lambda a, b: enp.interp(a, b, a * 3))(x, xp), "interp")

@@ -5,7 +5,8 @@ module), a few microseconds a call.
 `run(row, values, params, result)` runs one row; `program(traced)` turns a traced eager
 function (ember.numpy's `where`, `argmax`, a comparison with its promotions) whose every
 op is exact into a `HostProgram`. Both decline (None) what the kernel would compute
-differently: values in the range that compiled code flushes to zero.
+differently: values in the range that compiled code flushes to zero, and (`program`) a
+float product feeding an add, which the kernel fuses into one multiply-add.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import numpy as np
 import optree
 
 from ember.dialect import ir as eir
+from ember.dialect import ops
 from ember.dialect.exact import exact
 from ember.dialect.opdef import OpDef, Trait
-from ember.dialect.types import ShapedArray, symbolic
+from ember.dialect.types import ShapedArray, kind, symbolic
 from ember.runtime import Array, Device, put
 from ember.runtime.executable import PARALLEL_MIN_ELEMENTS
 
@@ -39,6 +41,27 @@ def _flushable(value: np.ndarray) -> bool:
     with np.errstate(invalid="ignore"):
         magnitude = np.abs(value)
         return bool(np.any((magnitude < tiny) & (magnitude != 0)))
+
+
+# LLVM contracts a float product feeding an add or subtract into one fused multiply-add
+# (one rounding, not two) inside a kernel: a program with such a chain is compiled, not run
+# op by op. A product reaches the add through these rows unchanged in what it means.
+_CARRIERS = frozenset((ops.NEG, ops.CONVERT, ops.SELECT))
+_CONTRACTED = frozenset((ops.ADD, ops.SUB))
+
+
+def _contracts(row: OpDef, operands: Sequence[bool], result: ShapedArray) -> bool | None:
+    """Whether `row`'s result carries a float product (for a later add), or None where the
+    row would be contracted with a product it reads."""
+    if kind(result.dtype) != "f":
+        return False
+    if row is ops.MUL:
+        return True
+    if any(operands):
+        if row in _CONTRACTED:
+            return None
+        return row in _CARRIERS or row.has(Trait.DATA_MOVEMENT)
+    return False
 
 
 def small(avals: Sequence[ShapedArray]) -> bool:
@@ -134,6 +157,7 @@ def program(traced: Traced, kernel: Callable[[], Compiled]) -> HostProgram | Non
         block = func.regions[0].blocks[0]
         index: dict = {v: i for i, v in enumerate(block.arguments)}
         steps: list[_Step] = []
+        products: list[bool] = [False] * len(block.arguments)
         outputs: list[int] | None = None
         for op in block.operations:
             op = op.operation
@@ -147,7 +171,12 @@ def program(traced: Traced, kernel: Callable[[], Compiled]) -> HostProgram | Non
             result = eir.aval_of(op.results[0])
             if not exact(row, operand_avals, result) or not small([result]):
                 return None
-            steps.append(_Step(row, [index[v] for v in op.operands], params, result))
+            operands = [index[v] for v in op.operands]
+            product = _contracts(row, [products[i] for i in operands], result)
+            if product is None:
+                return None
+            products.append(product)
+            steps.append(_Step(row, operands, params, result))
             index[op.results[0]] = len(index)
     if outputs is None:
         return None
