@@ -42,21 +42,25 @@ _SYSTEM_LIBRARY = "--iree-llvmcpu-link-embedded=false"
 # packing costs more than it saves (per-example gradients of a 256-wide linear model, one
 # core, best of 15: 24 vs 16 us).
 _DATA_TILING = "--iree-opt-data-tiling"
-_CPU = Target("cpu", (
-        "--iree-hal-target-device=local",
-        "--iree-hal-local-target-device-backends=llvm-cpu",
-        "--iree-llvmcpu-target-cpu=host",
-        _DATA_TILING,
-        # Vectorized float reductions (XLA reassociates them too): softmax 7.2 -> 4.1 ms.
-        "--iree-llvmcpu-reassociate-fp-reductions",
-        _KEEP_F64,
-))
+_CPU_FLAGS = (
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+    "--iree-llvmcpu-target-cpu=host",
+    _DATA_TILING,
+    # Vectorized float reductions (XLA reassociates them too): softmax 7.2 -> 4.1 ms.
+    "--iree-llvmcpu-reassociate-fp-reductions",
+    _KEEP_F64,
+)
 TARGETS = {
-    "cpu": _CPU,
+    # Modules that run on the calling thread (small work): IREE's own code for the packed
+    # matmul, not its microkernel, whose bitcode costs the compile of a matmul module a
+    # quarter (the eager shape-polymorphic matmul 0.48-0.52 s against 0.62-0.70) and which
+    # runs no faster on one core (Zen 4, f32, 16x8x4 to 1024^3: within 3%, both ways).
+    "cpu": Target("cpu", (*_CPU_FLAGS, "--iree-llvmcpu-enable-ukernels=none")),
     # Coarse-fences ABI: main(args..., wait_fence, signal_fence) returns before the work is
     # done, and the runtime chains calls on fences without syncing the host. For modules
     # that run on worker threads; inline ones skip the fence bookkeeping (~2.5 us a call).
-    "cpu-async": Target("cpu-async", (*_CPU.flags, "--iree-execution-model=async-external")),
+    "cpu-async": Target("cpu-async", (*_CPU_FLAGS, "--iree-execution-model=async-external")),
 }
 # IREE's fusion of a reduction into the reductions and elementwise ops that read it (off by
 # default "since all backends don't support it yet"): layernorm 4096x1024 becomes one
@@ -181,7 +185,7 @@ def _known_cpus() -> tuple[str, ...]:
     a child process: an unknown name makes LLVM exit the process it runs in."""
     from iree.compiler.tools.binaries import find_tool
 
-    flags = [f for f in _CPU.flags if not f.startswith("--iree-llvmcpu-target-cpu=")]
+    flags = [f for f in _CPU_FLAGS if not f.startswith("--iree-llvmcpu-target-cpu=")]
     res = subprocess.run([find_tool("iree-compile"), "--compile-to=preprocessing", *flags,
                           "--iree-llvmcpu-target-cpu=help", "-"], input=_PROBE.encode(),
                          capture_output=True, timeout=120)

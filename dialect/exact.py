@@ -45,6 +45,10 @@ def _integer(operands: Sequence[ShapedArray], result: ShapedArray) -> bool:
     return all(kind(a.dtype) in "biu" for a in (*operands, result))
 
 
+def _integer_or_empty(operands: Sequence[ShapedArray], result: ShapedArray) -> bool:
+    return _integer(operands, result) or operands[0].size == 0  # a sum of no terms: 0
+
+
 def _convert(operands: Sequence[ShapedArray], result: ShapedArray) -> bool:
     return _real(operands, result) and not (kind(operands[0].dtype) == "f"
                                             and kind(result.dtype) in "iu")
@@ -62,7 +66,7 @@ EXACT: Mapping[OpDef, Exactness] = {
         ops.SHIFT_LEFT, ops.SHIFT_RIGHT, ops.BITCAST_CONVERT, ops.REDUCE_MAX,
         ops.REDUCE_MIN)},
     ops.CONVERT: _convert,
-    ops.REDUCE_SUM: _integer,
+    ops.REDUCE_SUM: _integer_or_empty,
     ops.DOT_GENERAL: _integer,
 }
 

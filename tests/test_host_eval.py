@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import test_op_sweep as sweep
 from conftest import few_examples
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ember
 import ember.numpy as enp
-from ember._src import host_eval
+from ember._src import dispatch, host_eval
 from ember.dialect import exact as exact_rows
 from ember.dialect.types import ShapedArray, kind
 
@@ -136,7 +136,8 @@ def test_products_feeding_adds_are_compiled_as_the_kernel_fuses_them():
     host (hypot and interp gave other bits than their jitted versions on host)."""
     def hosted(fn, *args):
         traced = ember.jit(fn).trace(*args)
-        return host_eval.program(traced, lambda: traced.lower().compile()) is not None
+        kernel = traced.lower().compile
+        return host_eval.program(traced, kernel, dispatch._eager) is not None
 
     x, y = (np.random.default_rng(1).standard_normal((2, 200)).astype(np.float32))
     assert not hosted(lambda a, b: a * b + a, x, y)
@@ -149,3 +150,32 @@ def test_products_feeding_adds_are_compiled_as_the_kernel_fuses_them():
     assert_same_bits(enp.hypot(ex, ey), ember.jit(enp.hypot)(x, y), "hypot")
     assert_same_bits(enp.interp(ex, exp_, ex * 3), ember.jit(
         lambda a, b: enp.interp(a, b, a * 3))(x, xp), "interp")
+
+
+@st.composite
+def reductions(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 6), min_size=0, max_size=3)))
+    axes = draw(st.sets(st.integers(0, len(shape) - 1))) if shape else set()
+    axis = draw(st.sampled_from([None, tuple(sorted(axes))]))
+    dtype = draw(st.sampled_from([np.float32, np.int32, np.complex64]))
+    return shape, axis, dtype, draw(st.sampled_from(["sum", "mean"]))
+
+
+@settings(few_examples(10), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reductions())
+def test_eager_sums_and_means_share_one_kernel_per_dtype(no_disk_cache, case):
+    """Eager sums and means over any axes of small host arrays reduce the rows of a matrix
+    (host_eval.as_rows): one float32 kernel serves them all (the first example compiles it,
+    NumPy checks every value)."""
+    shape, axis, dtype, name = case
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype) * 3
+    x = x if np.dtype(dtype).kind != "i" else x.astype(np.int32)
+    enp.sum(enp.ones((2, 3), np.float32), axis=0)  # the float32 kernel, compiled once
+    with ember.count_events("eager_compile") as compiles:
+        got = getattr(enp, name)(enp.asarray(x), axis=axis)
+    want = getattr(np, name)(x.astype(np.complex128 if dtype is np.complex64 else np.float64),
+                             axis=axis)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=2e-6)
+    if dtype is not np.complex64:  # int32 means: float32 sums of the converted values
+        assert compiles() == 0, (shape, axis, dtype, name)

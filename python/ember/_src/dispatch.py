@@ -7,6 +7,7 @@ ember.jit (Traced -> Lowered -> Compiled), for the device its operands are on.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ import optree
 from ember import config
 from ember.dialect.exact import exact
 from ember.dialect.ops import OpDef
-from ember.dialect.types import ShapedArray
+from ember.dialect.types import Dim, ShapedArray
 from ember.runtime import Array, Device, platform_of, put
 
 from . import host_eval, polymorphic
@@ -79,6 +80,15 @@ def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
         out = _on_host(op, arrays, params)
         if out is not None:
             return out
+        if op in host_eval.ROW_REDUCTIONS:
+            rows = host_eval.as_rows(arrays[0]._to_numpy(), params["axes"])
+            if rows is not None:
+                matrix, shape = rows
+                device = arrays[0].device
+                out = _eager(op, [put(matrix, ShapedArray(matrix.shape, matrix.dtype), device)],
+                             {**params, "axes": (1,)})
+                return put(out._to_numpy().reshape(shape),
+                           ShapedArray(shape, out.dtype), device)
     device = arrays[0].device if arrays else default_device()
     x64, default, _ = config.in_key()
     key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)
@@ -88,8 +98,18 @@ def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
         signature = CacheKey(optree.tree_structure((0,) * len(avals)), avals, (),
                              device_name(device), x64)
         compiled = _EAGER[key] = polymorphic.compile_for(
-            signature, lambda k: _trace(op, k, params), _EAGER, (op, key[2]))
+            signature, lambda k: _trace(op, k, params), _EAGER, (op, key[2]),
+            pattern=_rows_pattern(op, avals, params), strict=False)
     return compiled.call_arrays(arrays)
+
+
+def _rows_pattern(op: OpDef, avals: tuple[ShapedArray, ...],
+                  params: dict) -> tuple[ShapedArray, ...] | None:
+    """A row reduction's one pattern, f32[s0,s1] (`host_eval.as_rows`): sizes 1 too, so that
+    a full reduction's single row shares the kernel."""
+    if op not in host_eval.ROW_REDUCTIONS or avals[0].ndim != 2 or params["axes"] != (1,):
+        return None
+    return (dataclasses.replace(avals[0], shape=(Dim("s0"), Dim("s1"))),)
 
 
 def _trace(op: OpDef, key: CacheKey, params: dict) -> Traced:

@@ -11,6 +11,7 @@ float product feeding an add, which the kernel fuses into one multiply-add.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,7 +48,7 @@ def _flushable(value: np.ndarray) -> bool:
 # (one rounding, not two) inside a kernel: a program with such a chain is compiled, not run
 # op by op. A product reaches the add through these rows unchanged in what it means.
 _CARRIERS = frozenset((ops.NEG, ops.CONVERT, ops.SELECT))
-_CONTRACTED = frozenset((ops.ADD, ops.SUB))
+_CONTRACTED = frozenset((ops.ADD, ops.SUB, ops.REDUCE_SUM))
 
 
 def _contracts(row: OpDef, operands: Sequence[bool], result: ShapedArray) -> bool | None:
@@ -62,6 +63,23 @@ def _contracts(row: OpDef, operands: Sequence[bool], result: ShapedArray) -> boo
             return None
         return row in _CARRIERS or row.has(Trait.DATA_MOVEMENT)
     return False
+
+
+# Reductions whose kernel, on host arrays, is always the one over the last axis of a matrix
+# (`as_rows`): eager sums over any axes of any rank, and eager means, share one compile.
+ROW_REDUCTIONS = frozenset((ops.REDUCE_SUM,))
+
+
+def as_rows(value: np.ndarray, axes: Sequence[int]) -> tuple[np.ndarray, tuple] | None:
+    """`value` as a matrix whose rows are what `axes` reduce (a host copy), and the shape of
+    the reduction's result; None where `value` is that matrix already."""
+    axes = tuple(axes)
+    if value.ndim == 2 and axes == (1,):
+        return None
+    kept = [i for i in range(value.ndim) if i not in axes]
+    matrix = np.transpose(value, (*kept, *axes)).reshape(
+        math.prod(value.shape[i] for i in kept), math.prod(value.shape[i] for i in axes))
+    return np.ascontiguousarray(matrix), tuple(value.shape[i] for i in kept)
 
 
 def small(avals: Sequence[ShapedArray]) -> bool:
@@ -88,10 +106,15 @@ def on_host(arrays: Sequence[Array]) -> bool:
 
 
 class _Step:
-    __slots__ = ("row", "operands", "params", "result")
+    __slots__ = ("row", "operands", "params", "result", "on_host")
 
-    def __init__(self, row: OpDef, operands: list[int], params: dict, result: ShapedArray):
+    def __init__(self, row: OpDef, operands: list[int], params: dict, result: ShapedArray,
+                 on_host: bool):
         self.row, self.operands, self.params, self.result = row, operands, params, result
+        self.on_host = on_host  # else the row's shared eager kernel (ROW_REDUCTIONS)
+
+
+Eager = Callable[[OpDef, list[Array], dict], Array]
 
 
 class HostProgram:
@@ -100,10 +123,10 @@ class HostProgram:
     `kernel()` makes (once)."""
 
     def __init__(self, traced: Traced, steps: list[_Step], outputs: list[int],
-                 kernel: Callable[[], Compiled]):
+                 kernel: Callable[[], Compiled], eager: Eager):
         self.cache_key = traced.key
         self.n_args = len(traced.key.in_avals)
-        self._steps, self._outputs, self._kernel = steps, outputs, kernel
+        self._steps, self._outputs, self._kernel, self._eager = steps, outputs, kernel, eager
         self._out_tree, self._out_avals = traced.out_tree, tuple(traced.out_avals)
         self._single_out = self._out_tree == optree.tree_structure(0)
         self._compiled: Compiled | None = None
@@ -119,9 +142,16 @@ class HostProgram:
     def _evaluate(self, arrays: Sequence[Array]) -> list[np.ndarray] | None:
         env: list[np.ndarray] = [a._to_numpy() for a in arrays]
         for step in self._steps:
-            out = run(step.row, [env[i] for i in step.operands], step.params, step.result)
-            if out is None:
-                return None
+            values = [env[i] for i in step.operands]
+            if step.on_host:
+                out = run(step.row, values, step.params, step.result)
+                if out is None:
+                    return None
+            else:
+                device = arrays[0].device
+                result = self._eager(step.row, [put(v, ShapedArray(v.shape, v.dtype), device)
+                                                for v in values], step.params)
+                out = np.array(result._to_numpy())  # its own memory: `result` goes now
             env.append(out)
         return [env[i] for i in self._outputs]
 
@@ -146,9 +176,10 @@ def _default_device() -> Device:
     return default_device()
 
 
-def program(traced: Traced, kernel: Callable[[], Compiled]) -> HostProgram | None:
-    """`traced` (at concrete shapes) as a HostProgram, if every op in it is exact and small;
-    else None."""
+def program(traced: Traced, kernel: Callable[[], Compiled],
+            eager: Eager) -> HostProgram | None:
+    """`traced` (at concrete shapes) as a HostProgram, if it is small and every op in it is
+    exact or a row reduction (run by `eager`, the single-op dispatch); else None."""
     avals = [*traced.key.in_avals, *traced.out_avals]
     if traced.hoisted or not small(avals):
         return None
@@ -169,15 +200,16 @@ def program(traced: Traced, kernel: Callable[[], Compiled]) -> HostProgram | Non
                 return None
             row, operand_avals, params = eir.read(op)
             result = eir.aval_of(op.results[0])
-            if not exact(row, operand_avals, result) or not small([result]):
+            on_host = exact(row, operand_avals, result)
+            if not (on_host or row in ROW_REDUCTIONS) or not small([result]):
                 return None
             operands = [index[v] for v in op.operands]
             product = _contracts(row, [products[i] for i in operands], result)
             if product is None:
                 return None
             products.append(product)
-            steps.append(_Step(row, operands, params, result))
+            steps.append(_Step(row, operands, params, result, on_host))
             index[op.results[0]] = len(index)
     if outputs is None:
         return None
-    return HostProgram(traced, steps, outputs, kernel)
+    return HostProgram(traced, steps, outputs, kernel, eager)

@@ -161,7 +161,8 @@ class JitFunction:
                 return polymorphic.compile_for(key, trace, self._cache)
 
             if host_eval.small(key.in_avals) and platform_of(key.device) == "cpu":
-                hosted = host_eval.program(trace(key), kernel)  # no compile if all exact
+                # op by op, if every op is exact or a row reduction: few or no compiles
+                hosted = host_eval.program(trace(key), kernel, dispatch._eager)
                 if hosted is not None:
                     return hosted
             return kernel()

@@ -80,13 +80,14 @@ def named(fun: str, avals: Sequence[ShapedArray], paths: Sequence[str],
 
 def compile_for(key: CacheKey, trace: Callable[[CacheKey], Traced], cache: dict,
                 tag: tuple = (), pattern: tuple[ShapedArray, ...] | None = None,
-                fun: str = "") -> Compiled:
+                fun: str = "", strict: bool = True) -> Compiled:
     """The compiled function for `key`'s concrete shapes, made from the kernel of their
     pattern when there is one. `trace(key)` traces at a key's avals; `cache` holds the
     traces and kernels of patterns, under `tag` (what else identifies the function).
     Without `pattern`, eager calls' (`generalize`), falling back to the concrete shapes
-    where it does not serve; with one (`fun`'s dynamic_dims), its failures raise."""
-    strict = pattern is not None
+    where it does not serve; with one (`fun`'s dynamic_dims), its failures raise, unless
+    not `strict` (an eager op's own pattern)."""
+    strict = strict and pattern is not None
     pattern = pattern or generalize(key.in_avals)
     if pattern is None:
         return trace(key).lower().compile()
