@@ -141,6 +141,7 @@ class HostProgram:
 
     def _evaluate(self, arrays: Sequence[Array]) -> list[np.ndarray] | None:
         env: list[np.ndarray] = [a._to_numpy() for a in arrays]
+        device = arrays[0].device  # on_host: there are arrays
         for step in self._steps:
             values = [env[i] for i in step.operands]
             if step.on_host:
@@ -148,7 +149,6 @@ class HostProgram:
                 if out is None:
                     return None
             else:
-                device = arrays[0].device
                 result = self._eager(step.row, [put(v, ShapedArray(v.shape, v.dtype), device)
                                                 for v in values], step.params)
                 out = np.array(result._to_numpy())  # its own memory: `result` goes now
