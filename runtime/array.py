@@ -133,7 +133,8 @@ class Array:
     # -- values
     def block_until_ready(self) -> Array:
         """Wait for the work producing this array; a device failure raises here."""
-        self._check_valid()
+        if self._invalid is not None:
+            self._check_valid()
         fence = self._fence
         if fence is not None:
             try:

@@ -73,6 +73,34 @@ def unloadable(vmfb: bytes) -> str:
     return ""
 
 
+class _Contexts:
+    """A loaded module's VM contexts on one device. An IREE context runs one invocation at a
+    time: the first thread to call gets one of its own, invoked without a lock (the cached
+    call's path); the other threads share a second one, made when first needed, in turn."""
+
+    __slots__ = ("owner", "invoke", "_modules", "_lock", "_others")
+
+    def __init__(self, modules: list[rt.VmModule]):
+        self._modules = modules
+        self.invoke = rt.VmContext(_device.instance(), modules=modules).invoke
+        self.owner: _Slot | None = None  # the calling thread that `invoke` belongs to
+        self._lock = threading.Lock()
+        self._others = None
+
+    def invoke_from(self, slot: _Slot, function: rt.VmFunction, inputs: rt.VmVariantList,
+                    outputs: rt.VmVariantList) -> None:
+        """An invocation from a thread that does not own `invoke` (or from the first)."""
+        with self._lock:
+            if self.owner is None:
+                self.owner = slot
+            elif slot is not self.owner:
+                if self._others is None:
+                    self._others = rt.VmContext(_device.instance(), modules=self._modules).invoke
+                self._others(function, inputs, outputs)
+                return
+        self.invoke(function, inputs, outputs)
+
+
 class Executable:
     """A `.vmfb` loaded on one device.
 
@@ -82,8 +110,8 @@ class Executable:
     return and its results carry none.
     """
 
-    __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_invoke",
-                 "_function", "_n_in", "_n_out", "_hal", "_lock", "_outs", "_last",
+    __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_contexts",
+                 "_function", "_n_in", "_n_out", "_hal", "_outs", "_last",
                  "_tied", "_shared", "_module", "_bound_inline", "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
@@ -103,7 +131,6 @@ class Executable:
         # it claims, and an Array read at a claimed size would read past its buffer.
         self._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                            for i, a in enumerate(self.out_avals))
-        self._lock = threading.Lock()  # a VM context runs one invocation at a time
         # `call(args) -> [Array]`, the dispatch fast path, bound once to the right ABI.
         self.call = self._call_async if self.parallel else self._call_inline
         self._last: rt.HalFence | None = None  # the latest call's completion
@@ -138,7 +165,7 @@ class Executable:
         modules = [hal_module, self._module]
         if self.device.platform == "cpu":  # what compiled CPU code may call on the host
             modules.insert(1, host.module(self._hal))
-        self._invoke = rt.VmContext(_device.instance(), modules=modules).invoke
+        self._contexts = _Contexts(modules)
         self._bound_inline = _device.threads_lost
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
@@ -148,7 +175,10 @@ class Executable:
         if _device.threads_lost and not self._bound_inline:  # forked since bound: run inline now
             self._bind()
             self._last = None  # the parent's work is gone with its threads
-        slot = _slot()
+        try:
+            slot = _THREAD.slot
+        except AttributeError:
+            slot = _slot()
         slot.epoch += 1  # odd: this thread is between reading its arguments and submitting
         try:
             inputs = _VariantList(self._n_in + 2)
@@ -165,8 +195,11 @@ class Executable:
             inputs.push_ref(signal)
             self._last = signal
             outputs = _VariantList(self._n_out)
-            with self._lock:
-                self._invoke(self._function, inputs, outputs)
+            contexts = self._contexts
+            if slot is contexts.owner:
+                contexts.invoke(self._function, inputs, outputs)
+            else:
+                contexts.invoke_from(slot, self._function, inputs, outputs)
         except RuntimeError as e:  # e.g. an input's producer failed
             raise self._failed(e) from None
         finally:
@@ -176,7 +209,10 @@ class Executable:
     def _call_inline(self, args: Sequence[Array]) -> list[Array]:
         """Synchronous ABI on local-sync: done on return. Inputs still being produced by
         worker threads are waited for first."""
-        slot = _slot()
+        try:
+            slot = _THREAD.slot
+        except AttributeError:
+            slot = _slot()
         slot.epoch += 1  # odd: this thread is reading its arguments
         try:
             inputs = _VariantList(self._n_in)
@@ -186,8 +222,11 @@ class Executable:
                     buffer = a.block_until_ready()._buffer  # a donated array raises
                 inputs.push_ref(buffer)
             outputs = _VariantList(self._n_out)
-            with self._lock:
-                self._invoke(self._function, inputs, outputs)
+            contexts = self._contexts
+            if slot is contexts.owner:
+                contexts.invoke(self._function, inputs, outputs)
+            else:
+                contexts.invoke_from(slot, self._function, inputs, outputs)
         except RuntimeError as e:
             raise self._failed(e) from None
         finally:
@@ -198,9 +237,9 @@ class Executable:
                  fence: rt.HalFence | None) -> list[Array]:
         """The results as Arrays, each checked to be the buffer its aval says, and owning
         its buffer."""
-        device, name, get = self.device, self.name, outputs.get_as_object
         if len(outputs) != self._n_out:
             raise self._foreign(f"{len(outputs)} results")
+        get = outputs.get_as_object
         arrays = []
         for i, aval, shape, elements in self._outs:
             try:
@@ -210,7 +249,7 @@ class Executable:
             if view.shape != shape or view.element_type not in elements:
                 raise self._foreign(f"result {i} of shape {view.shape} and element type "
                                     f"{view.element_type:#x}")
-            arrays.append(Array(aval, view, device, fence, name))
+            arrays.append(Array(aval, view, self.device, fence, self.name))
         if self._shared is None:
             if fence is not None:  # an async result's memory exists once its work is done
                 try:

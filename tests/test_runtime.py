@@ -113,12 +113,16 @@ def test_threads_calling_same_and_different_functions():
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
 
+    work(-1)  # the main thread calls first: it owns each module's first VM context
     threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
     for t in threads:
         t.start()
+    work(-2)  # ...without a lock, while the others share a second one in turn
     for t in threads:
         t.join()
     assert not errors, errors
+    contexts = next(iter(add._cache.values())).executable._contexts
+    assert contexts.owner is not None and contexts._others is not None
 
 
 def _rss_bytes() -> int:

@@ -28,18 +28,21 @@ from ember.dialect.types import ShapedArray
 from . import dtypes
 from .signature import call_site
 
-_local = threading.local()
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Trace] = []  # each thread's traces, innermost last
+
+
+_local = _Local()
 
 
 def _stack() -> list[Trace]:
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+    return _local.stack
 
 
 def current_trace() -> Trace | None:
-    stack = _stack()
+    stack = _local.stack
     return stack[-1] if stack else None
 
 

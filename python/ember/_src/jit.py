@@ -21,7 +21,8 @@ from ember.dialect.types import RefAval, ShapedArray
 from ember.runtime import Array, platform_of
 
 from . import compilation, dispatch, donation, dtypes, events, host_eval, polymorphic
-from .core import Trace, Tracer, check_alive, current_trace, defined_at
+from .core import Trace, Tracer, check_alive, defined_at
+from .core import _local as _traces
 from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
 from .stages import Compiled, Lowered, ShapeDtypeStruct, Traced
@@ -93,11 +94,16 @@ class JitFunction:
 
     # -- the cached call: flatten -> key -> lookup -> (compile on miss) -> invoke -> unflatten
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if current_trace() is not None:  # nested jit: inline into the enclosing trace
+        if _traces.stack:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
         if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
-            compiled = self._cache.get(self._fast_key(args) if self._eager else (
-                config.in_key(), *[a.aval for a in args if type(a) is Array]))
+            if self._eager:
+                key = self._fast_key(args)
+            elif len(args) == 1 and type(args[0]) is Array:  # the commonest, without a loop
+                key = (_in_key(), args[0].aval)
+            else:
+                key = (_in_key(), *[a.aval for a in args if type(a) is Array])
+            compiled = self._cache.get(key)
             if compiled is not None and compiled.n_args == len(args):
                 return compiled.call_arrays(args)
         key, leaves = self._key(args, kwargs)
@@ -418,6 +424,7 @@ class _Pending:
 
 
 _INFLIGHT: dict[tuple, _Pending] = {}
+_in_key = config.in_key
 _INFLIGHT_LOCK = threading.Lock()
 
 # Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).

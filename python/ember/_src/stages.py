@@ -181,20 +181,26 @@ class Compiled:
         """This shape-polymorphic function at the concrete shapes of `key` (whose results
         are `out_avals`): the same module, loaded once, called at these shapes."""
         new = copy.copy(self)
-        new.__dict__.pop("_call", None)  # bound to this one's executable after a first call
+        for bound in ("_call", "call_arrays"):  # bound to this one's executable once called
+            new.__dict__.pop(bound, None)
         new.cache_key, new._out_avals = key, tuple(out_avals)
         new._executable = self.executable.specialized(new._out_avals + new._ref_avals)
         return new
 
     def _call(self, args: Sequence[Array]) -> list[Array]:
-        call = self.executable.call  # from now on, straight to the executable
+        """The flat results; at the first call it binds itself and `call_arrays` (instance
+        attributes from then on) straight to the executable."""
+        call = self.executable.call
         if self._hoisted:  # the large constants, on the device once, after the arguments
             device = self.executable.device
             consts = [put(v, ShapedArray(v.shape, v.dtype), device) for v in self._hoisted]
             self._call = lambda args: call([*args, *consts])
         else:
             self._call = call
-        return self._call(args)
+        flat, tree = self._call, self._out_tree
+        self.call_arrays = (lambda args: flat(args)[0]) if self._single_out else (
+            lambda args: optree.tree_unflatten(tree, flat(args)))
+        return flat(args)
 
     def as_text(self, stage: str = "ember") -> str:
         return self.lowered.as_text(stage)
