@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import iree.runtime as rt
 import numpy as np
@@ -131,8 +131,7 @@ class Executable:
         # it claims, and an Array read at a claimed size would read past its buffer.
         self._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                            for i, a in enumerate(self.out_avals))
-        # `call(args) -> [Array]`, the dispatch fast path, bound once to the right ABI.
-        self.call = self._call_async if self.parallel else self._call_inline
+        self.call = self._caller()
         self._last: rt.HalFence | None = None  # the latest call's completion
         # Results that share an argument's or an earlier result's memory, found at the first
         # call (None: not yet called), are copied: a result must own its buffer, or donating
@@ -153,7 +152,7 @@ class Executable:
         new.out_avals = tuple(out_avals)
         new._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                           for i, a in enumerate(new.out_avals))
-        new.call = new._call_async if new.parallel else new._call_inline
+        new.call = new._caller()
         new._last, new._shared = None, None
         if new.parallel:
             _PARALLEL.add(new)
@@ -171,95 +170,83 @@ class Executable:
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         return self.call(args)
 
-    def _call_async(self, args: Sequence[Array]) -> list[Array]:
-        if _device.threads_lost and not self._bound_inline:  # forked since bound: run inline now
-            self._bind()
-            self._last = None  # the parent's work is gone with its threads
-        try:
-            slot = _THREAD.slot
-        except AttributeError:
-            slot = _slot()
-        slot.epoch += 1  # odd: this thread is between reading its arguments and submitting
-        try:
-            inputs = _VariantList(self._n_in + 2)
-            pending = [a._fence for a in args if a._fence is not None]
-            for a in args:
-                buffer = a._buffer
-                if buffer is None:
-                    a._check_valid()  # donated earlier: raises
-                inputs.push_ref(buffer)
-            inputs.push_ref(_READY if not pending else
-                            pending[0] if len(pending) == 1 else _Fence.join(pending))
-            # Calls may finish out of order: each signals a semaphore of its own.
-            signal = _Fence.create_at(self._hal.create_semaphore(0), 1)
-            inputs.push_ref(signal)
-            self._last = signal
-            outputs = _VariantList(self._n_out)
-            contexts = self._contexts
-            if slot is contexts.owner:
-                contexts.invoke(self._function, inputs, outputs)
-            else:
-                contexts.invoke_from(slot, self._function, inputs, outputs)
-        except RuntimeError as e:  # e.g. an input's producer failed
-            raise self._failed(e) from None
-        finally:
-            slot.epoch += 1
-        return self._results(args, outputs, signal)
+    def _caller(self) -> Callable[[Sequence[Array]], list[Array]]:
+        """`call(args) -> [Array]`, the dispatch fast path, bound to this executable's ABI
+        once, with what it reads kept in locals (each attribute read shows at this scale).
+        An inline call waits first for inputs still being produced by worker threads. Each
+        result is checked to be the buffer its aval says, and owns its buffer."""
+        exe, parallel, function = self, self.parallel, self._function
+        n_in, n_out, outs, device, name = (self._n_in, self._n_out, self._outs, self.device,
+                                           self.name)
 
-    def _call_inline(self, args: Sequence[Array]) -> list[Array]:
-        """Synchronous ABI on local-sync: done on return. Inputs still being produced by
-        worker threads are waited for first."""
-        try:
-            slot = _THREAD.slot
-        except AttributeError:
-            slot = _slot()
-        slot.epoch += 1  # odd: this thread is reading its arguments
-        try:
-            inputs = _VariantList(self._n_in)
-            for a in args:
-                buffer = a._buffer
-                if a._fence is not None or buffer is None:
-                    buffer = a.block_until_ready()._buffer  # a donated array raises
-                inputs.push_ref(buffer)
-            outputs = _VariantList(self._n_out)
-            contexts = self._contexts
-            if slot is contexts.owner:
-                contexts.invoke(self._function, inputs, outputs)
-            else:
-                contexts.invoke_from(slot, self._function, inputs, outputs)
-        except RuntimeError as e:
-            raise self._failed(e) from None
-        finally:
-            slot.epoch += 1
-        return self._results(args, outputs, None)
-
-    def _results(self, args: Sequence[Array], outputs: rt.VmVariantList,
-                 fence: rt.HalFence | None) -> list[Array]:
-        """The results as Arrays, each checked to be the buffer its aval says, and owning
-        its buffer."""
-        if len(outputs) != self._n_out:
-            raise self._foreign(f"{len(outputs)} results")
-        get = outputs.get_as_object
-        arrays = []
-        for i, aval, shape, elements in self._outs:
+        def call(args: Sequence[Array]) -> list[Array]:
+            if parallel and _device.threads_lost and not exe._bound_inline:
+                exe._bind()  # forked since bound: run inline now
+                exe._last = None  # the parent's work is gone with its threads
             try:
-                view = get(i, _BufferView)
-            except (TypeError, ValueError, RuntimeError):
-                raise self._foreign(f"result {i} that is not a buffer") from None
-            if view.shape != shape or view.element_type not in elements:
-                raise self._foreign(f"result {i} of shape {view.shape} and element type "
-                                    f"{view.element_type:#x}")
-            arrays.append(Array(aval, view, self.device, fence, self.name))
-        if self._shared is None:
-            if fence is not None:  # an async result's memory exists once its work is done
+                slot = _THREAD.slot
+            except AttributeError:
+                slot = _slot()
+            slot.epoch += 1  # odd: this thread is reading its arguments (or submitting)
+            try:
+                if parallel:
+                    inputs = _VariantList(n_in + 2)
+                    pending = [a._fence for a in args if a._fence is not None]
+                    for a in args:
+                        buffer = a._buffer
+                        if buffer is None:
+                            a._check_valid()  # donated earlier: raises
+                        inputs.push_ref(buffer)
+                    inputs.push_ref(_READY if not pending else
+                                    pending[0] if len(pending) == 1 else _Fence.join(pending))
+                    # Calls may finish out of order: each signals a semaphore of its own.
+                    signal = _Fence.create_at(exe._hal.create_semaphore(0), 1)
+                    inputs.push_ref(signal)
+                    exe._last = signal
+                else:
+                    signal = None
+                    inputs = _VariantList(n_in)
+                    for a in args:
+                        buffer = a._buffer
+                        if a._fence is not None or buffer is None:
+                            buffer = a.block_until_ready()._buffer  # a donated array raises
+                        inputs.push_ref(buffer)
+                outputs = _VariantList(n_out)
+                contexts = exe._contexts
+                if slot is contexts.owner:
+                    contexts.invoke(function, inputs, outputs)
+                else:
+                    contexts.invoke_from(slot, function, inputs, outputs)
+            except RuntimeError as e:  # e.g. an input's producer failed
+                raise exe._failed(e) from None
+            finally:
+                slot.epoch += 1
+            if len(outputs) != n_out:
+                raise exe._foreign(f"{len(outputs)} results")
+            get = outputs.get_as_object
+            arrays = []
+            for i, aval, shape, elements in outs:
                 try:
-                    fence.wait()
-                except Exception:  # the work failed: its results raise when read
-                    return arrays
-            self._shared = self._sharing(args, arrays)
-        for k in self._shared:
-            arrays[k] = arrays[k]._copy()
-        return arrays
+                    view = get(i, _BufferView)
+                except (TypeError, ValueError, RuntimeError):
+                    raise exe._foreign(f"result {i} that is not a buffer") from None
+                if view.shape != shape or view.element_type not in elements:
+                    raise exe._foreign(f"result {i} of shape {view.shape} and element type "
+                                       f"{view.element_type:#x}")
+                arrays.append(Array(aval, view, device, signal, name))
+            shared = exe._shared
+            if shared is None:
+                if signal is not None:  # an async result's memory exists once its work is done
+                    try:
+                        signal.wait()
+                    except Exception:  # the work failed: its results raise when read
+                        return arrays
+                shared = exe._shared = exe._sharing(args, arrays)
+            for k in shared:
+                arrays[k] = arrays[k]._copy()
+            return arrays
+
+        return call
 
     def _sharing(self, args: Sequence[Array], results: Sequence[Array]) -> frozenset[int]:
         """The results whose memory overlaps an untied argument's or an earlier result's.

@@ -146,7 +146,10 @@ class Compiled:
         self.vmfb = vmfb
         self.target = lowered.target
         self._out_tree = traced.out_tree
-        self._out_avals = tuple(traced.out_avals)
+        # A result typed like an argument shares its aval object: the cached call's key
+        # of a chain f(f(x)) then matches by identity, not by comparing avals.
+        ins = {a: a for a in traced.key.in_avals if type(a) is ShapedArray}
+        self._out_avals = tuple(ins.get(a, a) for a in traced.out_avals)
         self._refs = lowered.refs_in_place  # ref leaf -> written in place by the call?
         self._ref_avals = tuple(traced.key.in_avals[i].value() for i in self._refs)
         self._key_of = traced.key_of
