@@ -83,12 +83,16 @@ def _functions(ns):
     }
 
 
+# Jitted once, so each example of a shape reuses one module (of either library).
+_OURS = ember.jit(lambda z, w: {k: f(z, w) for k, f in _functions(enp).items()})
+_THEIRS = jax.jit(lambda z, w: {k: f(z, w) for k, f in _functions(jnp).items()})
+
+
 @given(st.sampled_from([(3,), (2, 3)]).flatmap(
     lambda shape: st.tuples(complex_arrays(C64, shape), complex_arrays(C64, shape))))
 def test_functions_match_jax(zw):
     z, w = zw
-    ours = ember.jit(lambda z, w: {k: f(z, w) for k, f in _functions(enp).items()})(z, w)
-    theirs = jax.jit(lambda z, w: {k: f(z, w) for k, f in _functions(jnp).items()})(z, w)
+    ours, theirs = _OURS(z, w), _THEIRS(z, w)
     for name, got in ours.items():
         for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(theirs[name]), strict=True):
             loose = name in ("pow", "tan", "tanh", "asinh", "acosh", "atanh", "asin", "acos",
@@ -162,10 +166,13 @@ def _reductions(ns):
     }
 
 
+_OURS_REDUCED = ember.jit(lambda x, y: {k: f(x, y) for k, f in _reductions(enp).items()})
+_THEIRS_REDUCED = jax.jit(lambda x, y: {k: f(x, y) for k, f in _reductions(jnp).items()})
+
+
 @given(complex_arrays(C64, (2, 3, 4)), complex_arrays(C64, (2, 4, 5)))
 def test_reductions_and_contractions_match_jax(x, y):
-    ours = ember.jit(lambda x, y: {k: f(x, y) for k, f in _reductions(enp).items()})(x, y)
-    theirs = jax.jit(lambda x, y: {k: f(x, y) for k, f in _reductions(jnp).items()})(x, y)
+    ours, theirs = _OURS_REDUCED(x, y), _THEIRS_REDUCED(x, y)
     for name, got in ours.items():
         for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(theirs[name]), strict=True):
             assert_near(a, b, rtol=1e-5), name
@@ -259,7 +266,6 @@ def test_grads_through_complex_intermediates_and_errors():
 
 # ----------------------------------------------------------------------------- fft
 
-# Lengths: one matrix product (<= 64), four-step splits (96, 1000), Bluestein (97).
 def _transforms(ns, z):
     """Every norm of the four 1-d transforms (one module a shape under jit)."""
     out = {}
@@ -270,12 +276,15 @@ def _transforms(ns, z):
     return out
 
 
+_OURS_FFT = ember.jit(lambda z: _transforms(enp, z))
+_THEIRS_FFT = jax.jit(lambda z: _transforms(jnp, z))
+
+
 # Lengths: one matrix product (<= 64), four-step splits (96, 1000), Bluestein (97).
 @given(st.sampled_from([(1, 5), (8,), (3, 96), (97,), (2, 1000)]).flatmap(
     lambda shape: complex_arrays(C64, shape, 100.0)))
 def test_fft_matches_jax(z):
-    ours = ember.jit(lambda z: _transforms(enp, z))(z)
-    theirs = jax.jit(lambda z: _transforms(jnp, z))(z)
+    ours, theirs = _OURS_FFT(z), _THEIRS_FFT(z)
     for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
         assert_near(a, b, rtol=3e-6)
 

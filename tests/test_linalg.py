@@ -248,13 +248,16 @@ def test_gradients_and_vmap_through_the_factorizations_match_jax(lapack):
              (singular, a[:, :3]),
              (lambda np_, m: np_.sum(np_.linalg.qr(m)[0] * tall) + np_.sum(np_.linalg.qr(m)[1]),
               tall)]
-    with setting("ember_cpu_lapack", lapack):
-        for f, m in cases:
-            assert_close(ember.grad(lambda v, f=f: f(jnp, v))(m),
-                         jax.grad(lambda v, f=f: f(J, v))(m), rtol=1e-3, atol=1e-4)
-            both = np.stack([m, m * 1.1])
-            assert_close(ember.vmap(lambda v, f=f: f(jnp, v))(both),
-                         jax.vmap(lambda v, f=f: f(J, v))(both), rtol=1e-4, atol=1e-4)
+    fs, ms = zip(*cases, strict=True)
+    batches = [np.stack([m, m * 1.1]) for m in ms]
+    with setting("ember_cpu_lapack", lapack):  # every case in one module (one compile)
+        grads, batched = ember.jit(lambda ms, batches: (
+            [ember.grad(lambda v, f=f: f(jnp, v))(m) for f, m in zip(fs, ms, strict=True)],
+            [ember.vmap(lambda v, f=f: f(jnp, v))(x) for f, x in zip(fs, batches, strict=True)]))(
+                ms, batches)
+    for f, m, batch, grad, values in zip(fs, ms, batches, grads, batched, strict=True):
+        assert_close(grad, jax.grad(lambda v, f=f: f(J, v))(m), rtol=1e-3, atol=1e-4)
+        assert_close(values, jax.vmap(lambda v, f=f: f(J, v))(batch), rtol=1e-4, atol=1e-4)
 
 
 # (m, n) shapes of the decompositions: square, tall, wide and batched, odd and even (a
