@@ -97,15 +97,16 @@ class JitFunction:
         if _traces.stack:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
         if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
-            if self._eager:
-                key = self._fast_key(args)
-            elif len(args) == 1 and type(args[0]) is Array:  # the commonest, without a loop
-                key = (_in_key(), args[0].aval)
+            if len(args) == 1 and type(args[0]) is Array and not self._eager:
+                # the commonest, without a loop; an entry under one aval takes one array
+                compiled = self._cache.get((_in_key(), args[0].aval))
+                if compiled is not None:
+                    return compiled.call_arrays(args)
             else:
-                key = (_in_key(), *[a.aval for a in args if type(a) is Array])
-            compiled = self._cache.get(key)
-            if compiled is not None and compiled.n_args == len(args):
-                return compiled.call_arrays(args)
+                compiled = self._cache.get(self._fast_key(args) if self._eager else (
+                    _in_key(), *[a.aval for a in args if type(a) is Array]))
+                if compiled is not None and compiled.n_args == len(args):
+                    return compiled.call_arrays(args)
         key, leaves = self._key(args, kwargs)
         try:
             compiled = self._cache.get(key)
