@@ -6,6 +6,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import iree.runtime as rt
 import numpy as np
@@ -131,7 +132,7 @@ class Executable:
         # it claims, and an Array read at a claimed size would read past its buffer.
         self._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                            for i, a in enumerate(self.out_avals))
-        self.call = self._caller()
+        self.call = self.caller()
         self._last: rt.HalFence | None = None  # the latest call's completion
         # Results that share an argument's or an earlier result's memory, found at the first
         # call (None: not yet called), are copied: a result must own its buffer, or donating
@@ -152,7 +153,7 @@ class Executable:
         new.out_avals = tuple(out_avals)
         new._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                           for i, a in enumerate(new.out_avals))
-        new.call = new._caller()
+        new.call = new.caller()
         new._last, new._shared = None, None
         if new.parallel:
             _PARALLEL.add(new)
@@ -170,11 +171,12 @@ class Executable:
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         return self.call(args)
 
-    def _caller(self) -> Callable[[Sequence[Array]], list[Array]]:
-        """`call(args) -> [Array]`, the dispatch fast path, bound to this executable's ABI
-        once, with what it reads kept in locals (each attribute read shows at this scale).
-        An inline call waits first for inputs still being produced by worker threads. Each
-        result is checked to be the buffer its aval says, and owns its buffer."""
+    def caller(self, first_only: bool = False) -> Callable[[Sequence[Array]], Any]:
+        """`call(args) -> [Array]` (or its first result only), the dispatch fast path, bound
+        to this executable's ABI once, with what it reads kept in locals (each attribute
+        read shows at this scale). An inline call waits first for inputs still being
+        produced by worker threads. Each result is checked to be the buffer its aval says,
+        and owns its buffer."""
         exe, parallel, function = self, self.parallel, self._function
         n_in, n_out, outs, device, name = (self._n_in, self._n_out, self._outs, self.device,
                                            self.name)
@@ -244,7 +246,7 @@ class Executable:
                 shared = exe._shared = exe._sharing(args, arrays)
             for k in shared:
                 arrays[k] = arrays[k]._copy()
-            return arrays
+            return arrays[0] if first_only else arrays
 
         return call
 

@@ -193,16 +193,20 @@ class Compiled:
     def _call(self, args: Sequence[Array]) -> list[Array]:
         """The flat results; at the first call it binds itself and `call_arrays` (instance
         attributes from then on) straight to the executable."""
-        call = self.executable.call
+        exe = self.executable
+        call = exe.call
         if self._hoisted:  # the large constants, on the device once, after the arguments
-            device = self.executable.device
-            consts = [put(v, ShapedArray(v.shape, v.dtype), device) for v in self._hoisted]
+            consts = [put(v, ShapedArray(v.shape, v.dtype), exe.device) for v in self._hoisted]
             self._call = lambda args: call([*args, *consts])
         else:
             self._call = call
         flat, tree = self._call, self._out_tree
-        self.call_arrays = (lambda args: flat(args)[0]) if self._single_out else (
-            lambda args: optree.tree_unflatten(tree, flat(args)))
+        if not self._single_out:
+            self.call_arrays = lambda args: optree.tree_unflatten(tree, flat(args))
+        elif self._hoisted or self._ref_avals:
+            self.call_arrays = lambda args: flat(args)[0]
+        else:  # one result, from the executable straight
+            self.call_arrays = exe.caller(first_only=True)
         return flat(args)
 
     def as_text(self, stage: str = "ember") -> str:
