@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import Trait
+from ember.dialect.types import ShapedArray
 
-from .walk import body, functions
+from .walk import body, functions, producer
 
 
 def _elementwise_body(loop: mlir.Operation) -> bool:
@@ -123,6 +125,127 @@ def _own_ops(regions):
                 yield op
                 if eir.opdef(op) not in (*_LOOPS, ops.ELEMENTWISE_FOR):
                     yield from _own_ops(op.regions)
+
+
+# Host loops with small trips pay the host's cost of a trip (the VM's loop, a submission and
+# its wait: ~2 us on the calling thread) on top of each dispatch's (~1 us). Unrolled by
+# UNROLL, one trip runs UNROLL bodies in one submission: 2000 one-row updates of a
+# (256, 1024) array went 3.4 -> 1.4 us an update (2x: 1.6, 4x: 1.7, 8x: 1.4, 16x: 1.2), the
+# module compiling as fast (0.66 s against 0.68). Only loops with a known trip count of at
+# least 2 * UNROLL, and bodies without regions of at most UNROLL_MAX_ARRAY_OPS ops on arrays
+# (scalar index arithmetic aside, at most UNROLL_MAX_OPS in all), each computing on at most
+# UNROLL_MAX_WORK elements (an insert or a scatter counts its update): a trip of more work
+# hides the host's cost, and a large body multiplies the compile.
+UNROLL = 8
+UNROLL_MAX_OPS = 64
+UNROLL_MAX_ARRAY_OPS = 8
+UNROLL_MAX_WORK = 1 << 15
+
+
+def _constant_int(value: mlir.Value) -> int | None:
+    op = producer(value)
+    if op is None or eir.opdef(op) is not ops.CONSTANT:
+        return None
+    return int(eir.elements_value(op.attributes["value"]))
+
+
+def _unrollable(loop: mlir.Operation) -> int | None:
+    """The trip count of an ember.for worth unrolling, else None."""
+    lower, upper = (_constant_int(v) for v in list(loop.operands)[:2])
+    if lower is None or upper is None or upper - lower < 2 * UNROLL:
+        return None
+    block = loop.regions[0].blocks[0]
+    own = [op.operation for op in block.operations][:-1]  # without the yield
+    if len(own) > UNROLL_MAX_OPS or any(op.regions for op in own):
+        return None
+    arrays = 0
+    for op in own:
+        row = eir.opdef(op)
+        if row is None:
+            return None
+        values = list(op.operands)[1:2] if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) \
+            else op.results
+        avals = [eir.aval_of(v) for v in values if str(v.type).startswith("tensor<")]
+        if any(a.size > UNROLL_MAX_WORK for a in avals):
+            return None
+        arrays += row not in (ops.CONSTANT, ops.RESHAPE) and any(a.shape for a in avals)
+    return upper - lower if arrays <= UNROLL_MAX_ARRAY_OPS else None
+
+
+def _scalar(value: int, dtype) -> mlir.Value:
+    return eir.build(ops.CONSTANT, [], {"value": np.asarray(value, dtype)},
+                     ShapedArray((), np.dtype(dtype))).result
+
+
+def _unroll(loop: mlir.Operation, trips: int) -> None:
+    """`loop` as a loop of trips // UNROLL trips of UNROLL bodies each, then (when the count
+    is not a multiple) the original loop over the trips left."""
+    row, operands, params = eir.read(loop)
+    dtype = operands[0].dtype
+    lower = _constant_int(loop.operands[0])
+    count, body_block = trips // UNROLL, loop.regions[0].blocks[0]
+    with mlir.InsertionPoint(loop), loop.location:
+        unrolled = eir.build(ops.FOR, [_scalar(0, dtype), _scalar(count, dtype),
+                                       *list(loop.operands)[2:]],
+                             params, params["results"], regions=1)
+        block = mlir.Block.create_at_start(unrolled.regions[0],
+                                           [a.type for a in body_block.arguments],
+                                           [loop.location] * len(body_block.arguments))
+    index = ShapedArray((), np.dtype(dtype))
+    with mlir.InsertionPoint(block), loop.location:
+        first = eir.build(ops.MUL, [block.arguments[0], _scalar(UNROLL, dtype)], {},
+                          index).result
+        carries = list(block.arguments)[1:]
+        for u in range(UNROLL):  # trip lower + UNROLL * j + u
+            i = eir.build(ops.ADD, [first, _scalar(lower + u, dtype)], {}, index).result
+            mapping = dict(zip(body_block.arguments, [i, *carries], strict=True))
+            for op in body_block.operations:
+                op = op.operation
+                if eir.opdef(op) is ops.YIELD:
+                    carries = [mapping.get(v, v) for v in op.operands]
+                    break
+                new = op.clone()
+                for k, v in enumerate(op.operands):
+                    new.operands[k] = mapping.get(v, v)
+                mapping.update(zip(op.results, new.results, strict=True))
+        eir.build(ops.YIELD, carries, {}, ())
+    if trips % UNROLL == 0:
+        for old, new in zip(loop.results, unrolled.results, strict=True):
+            old.replace_all_uses_with(new)
+        loop.erase()
+        return
+    with mlir.InsertionPoint(loop), loop.location:  # the rest: the original loop
+        loop.operands[0] = _scalar(lower + count * UNROLL, dtype)
+    for k, result in enumerate(unrolled.results):
+        loop.operands[2 + k] = result
+
+
+def unroll_loops(block: mlir.Block) -> int:
+    """Unroll the eligible ember.for ops in `block` (and in nested regions); returns how
+    many."""
+    made = 0
+    for op in list(block.operations):
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                made += unroll_loops(inner)
+        trips = _unrollable(op) if eir.opdef(op) is ops.FOR else None
+        if trips is not None:
+            _unroll(op, trips)
+            made += 1
+    return made
+
+
+@dataclass(frozen=True)
+class UnrollLoops:
+    name = "ember-unroll-loops"
+    description = (f"Run {UNROLL} trips of a host loop with a small body and a known trip "
+                   f"count in each trip: one submission for {UNROLL} bodies")
+
+    def run(self, module: mlir.Operation) -> None:
+        with module.context:
+            for func in functions(module):
+                unroll_loops(body(func))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ember.dialect import ir as eir
 from .bufferize import Bufferize
 from .canonicalize import Canonicalize
 from .fuse import Fuse
-from .loops import LoopKernels
+from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LowerToLinalg
 
 
@@ -24,8 +24,8 @@ class Pass(Protocol):
     def run(self, module: mlir.Operation) -> None: ...
 
 
-REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), Fuse(),
-                                                  Bufferize(), LowerToLinalg())}
+REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
+                                                  Fuse(), Bufferize(), LowerToLinalg())}
 
 
 def as_callable(p: Pass):

@@ -23,7 +23,8 @@ from . import bufferize, iree_driver, passes, walk
 from .disk_cache import DiskKey
 from .errors import CompileError
 
-EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-fuse", "ember-bufferize")
+EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-unroll-loops", "ember-fuse",
+                "ember-bufferize")
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 

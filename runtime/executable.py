@@ -181,7 +181,7 @@ class Executable:
         n_in, n_out, outs, device, name = (self._n_in, self._n_out, self._outs, self.device,
                                            self.name)
 
-        def call(args: Sequence[Array]) -> list[Array]:
+        def call(args: Sequence[Array]) -> Any:
             if parallel and _device.threads_lost and not exe._bound_inline:
                 exe._bind()  # forked since bound: run inline now
                 exe._last = None  # the parent's work is gone with its threads
@@ -238,12 +238,13 @@ class Executable:
                 arrays.append(Array(aval, view, device, signal, name))
             shared = exe._shared
             if shared is None:
-                if signal is not None:  # an async result's memory exists once its work is done
-                    try:
+                try:  # an async result's memory exists once its work is done
+                    if signal is not None:
                         signal.wait()
-                    except Exception:  # the work failed: its results raise when read
-                        return arrays
-                shared = exe._shared = exe._sharing(args, arrays)
+                except Exception:  # the work failed: its results raise when read
+                    shared = ()
+                else:
+                    shared = exe._shared = exe._sharing(args, arrays)
             for k in shared:
                 arrays[k] = arrays[k]._copy()
             return arrays[0] if first_only else arrays

@@ -97,6 +97,44 @@ def test_loops_updating_a_carry_in_place_match_numpy(steps, trips):
     assert_close(kept, x0)  # the argument was copied, not written
 
 
+@few_examples(6)
+@given(st.lists(st.sampled_from(sorted(UPDATES)), min_size=1, max_size=2),
+       st.integers(-3, 3), st.sampled_from([0, 5, 16, 21, 40]))
+def test_loops_of_known_trip_counts_unroll_and_match_numpy(steps, lower, trips):
+    """ember-unroll-loops: 8 bodies a trip when the count is known and at least 16, the
+    trips left in the original loop; inside a loop of traced bounds too."""
+    x0 = np.arange(32, dtype=np.float32).reshape(8, 4) / 8
+
+    def body(i, x):
+        for name in steps:
+            x = UPDATES[name][0](x, i)
+        return x
+
+    def f(x, n):
+        inner = lax.fori_loop(lower, lower + trips, body, x)
+        return inner, lax.fori_loop(0, n, lambda j, y: lax.fori_loop(
+            lower, lower + trips, body, y), x)
+
+    jitted = ember.jit(f)
+    got, twice = jitted(x0, np.int32(2))
+    x = x0.copy()
+    for i in range(lower, lower + trips):
+        for name in steps:
+            x = UPDATES[name][1](x, i)
+    assert_close(got, x, rtol=1e-5, atol=1e-5)
+    y = x.copy()
+    for i in range(lower, lower + trips):
+        for name in steps:
+            y = UPDATES[name][1](y, i)
+    assert_close(twice, y, rtol=1e-4, atol=1e-4)
+    if len(steps) == 1 and steps != ["elementwise"]:  # small, and not one kernel
+        text = jitted.lower(x0, np.int32(2)).as_text("ember")
+        unrolled = trips >= 16
+        assert text.count('"ember.for"') == 3 + 2 * (unrolled and trips % 8 > 0), text
+        updates = text.count("ember.dynamic_update_slice")
+        assert updates >= 16 if unrolled else updates <= 4, text
+
+
 def test_scan_stacks_in_place_and_reads_xs_without_copies():
     """The scan's stacked ys and its xs reads stay in place: IREE's stream phase for a
     100-step scan holds no copy of the stacked (100, 64, 256) buffer."""

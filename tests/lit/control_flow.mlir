@@ -145,3 +145,71 @@ func.func @reducing_loop(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<16xf32>)
   }) : (tensor<i32>, tensor<i32>, tensor<16xf32>) -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// ember-unroll-loops: a host loop with a known trip count (20) and a small body runs 8
+// bodies a trip (here 2 trips, the induction variable 3 + 8 j + u), then the original loop
+// over the 4 trips left; loops with traced bounds, fewer than 16 trips or a trip over many
+// elements keep their one body a trip.
+// RUN: ember-opt %s --ember-unroll-loops | filecheck %s --check-prefix=UNROLL
+// UNROLL-LABEL: func.func @unrolled
+// UNROLL: %[[C0:.*]] = "ember.constant"() {value = dense<0> : tensor<i32>}
+// UNROLL: %[[C2:.*]] = "ember.constant"() {value = dense<2> : tensor<i32>}
+// UNROLL: %[[U:.*]] = "ember.for"(%[[C0]], %[[C2]], %arg0)
+// UNROLL: ^bb0(%[[J:.*]]: tensor<i32>, %[[C:.*]]: tensor<16x4xf32>):
+// UNROLL: "ember.mul"(%[[J]],
+// UNROLL-COUNT-8: "ember.dynamic_update_slice"
+// UNROLL-NOT: "ember.dynamic_update_slice"
+// UNROLL: "ember.yield"
+// UNROLL: %[[C19:.*]] = "ember.constant"() {value = dense<19> : tensor<i32>}
+// UNROLL: "ember.for"(%[[C19]], %{{.*}}, %[[U]])
+// UNROLL-COUNT-1: "ember.dynamic_update_slice"
+// UNROLL-LABEL: func.func @traced_bounds
+// UNROLL-COUNT-1: "ember.for"
+// UNROLL-COUNT-1: "ember.dynamic_update_slice"
+// UNROLL-LABEL: func.func @few_trips
+// UNROLL-COUNT-1: "ember.for"
+// UNROLL-COUNT-1: "ember.dynamic_update_slice"
+// UNROLL-LABEL: func.func @large_trips
+// UNROLL-COUNT-1: "ember.for"
+// UNROLL-COUNT-1: "ember.mul"
+// UNROLL-NOT: "ember.for"
+func.func @unrolled(%x: tensor<16x4xf32>, %row: tensor<1x4xf32>) -> tensor<16x4xf32> {
+  %lo = "ember.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
+  %hi = "ember.constant"() {value = dense<23> : tensor<i32>} : () -> tensor<i32>
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<16x4xf32>):
+    %zero = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %next = "ember.dynamic_update_slice"(%c, %row, %i, %zero) {strides = array<i64: 1, 1>} : (tensor<16x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<16x4xf32>
+    "ember.yield"(%next) : (tensor<16x4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %0 : tensor<16x4xf32>
+}
+func.func @traced_bounds(%hi: tensor<i32>, %x: tensor<16x4xf32>, %row: tensor<1x4xf32>) -> tensor<16x4xf32> {
+  %lo = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<16x4xf32>):
+    %next = "ember.dynamic_update_slice"(%c, %row, %i, %lo) {strides = array<i64: 1, 1>} : (tensor<16x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<16x4xf32>
+    "ember.yield"(%next) : (tensor<16x4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %0 : tensor<16x4xf32>
+}
+func.func @few_trips(%x: tensor<16x4xf32>, %row: tensor<1x4xf32>) -> tensor<16x4xf32> {
+  %lo = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %hi = "ember.constant"() {value = dense<15> : tensor<i32>} : () -> tensor<i32>
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<16x4xf32>):
+    %next = "ember.dynamic_update_slice"(%c, %row, %i, %lo) {strides = array<i64: 1, 1>} : (tensor<16x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<16x4xf32>
+    "ember.yield"(%next) : (tensor<16x4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %0 : tensor<16x4xf32>
+}
+func.func @large_trips(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %lo = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %hi = "ember.constant"() {value = dense<100> : tensor<i32>} : () -> tensor<i32>
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<256x256xf32>):
+    %next = "ember.mul"(%c, %c) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+    "ember.yield"(%next) : (tensor<256x256xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
