@@ -12,6 +12,7 @@ in the body (a contraction, a reduction, a slice, a nested region, a side effect
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,32 +50,43 @@ def _elementwise_body(loop: mlir.Operation) -> bool:
     return True
 
 
-def kernel_loops(block: mlir.Block) -> int:
-    """Turn the eligible ember.for ops in `block` (and in nested regions) into
-    ember.elementwise_for; returns how many."""
+def _each_for(block: mlir.Block, rewrite: Callable[[mlir.Operation], bool]) -> int:
+    """`rewrite` each ember.for in `block` and in nested regions, inner ones first; returns
+    how many it changed."""
     made = 0
     for op in list(block.operations):
         op = op.operation
         for region in op.regions:
             for inner in region.blocks:
-                made += kernel_loops(inner)
-        if eir.opdef(op) is not ops.FOR or not _elementwise_body(op):
-            continue
-        for inner in list(op.regions[0].blocks[0].operations):  # constants other than
-            inner = inner.operation                              # splats become inputs
-            if eir.opdef(inner) is ops.CONSTANT and not mlir.DenseElementsAttr(
-                    inner.attributes["value"]).is_splat:
-                inner.move_before(op)
-        row, _, params = eir.read(op)
-        with mlir.InsertionPoint(op), op.location:
-            kernel = eir.build(ops.ELEMENTWISE_FOR, list(op.operands), params,
-                               params["results"], regions=1)
-        op.regions[0].blocks[0].append_to(kernel.regions[0])
-        for old, new in zip(op.results, kernel.results, strict=True):
-            old.replace_all_uses_with(new)
-        op.erase()
-        made += 1
+                made += _each_for(inner, rewrite)
+        made += eir.opdef(op) is ops.FOR and rewrite(op)
     return made
+
+
+def _as_kernel(op: mlir.Operation) -> bool:
+    """An ember.for elementwise in its carries as an ember.elementwise_for."""
+    if not _elementwise_body(op):
+        return False
+    for inner in list(op.regions[0].blocks[0].operations):  # constants other than
+        inner = inner.operation                              # splats become inputs
+        if eir.opdef(inner) is ops.CONSTANT and not mlir.DenseElementsAttr(
+                inner.attributes["value"]).is_splat:
+            inner.move_before(op)
+    _, _, params = eir.read(op)
+    with mlir.InsertionPoint(op), op.location:
+        kernel = eir.build(ops.ELEMENTWISE_FOR, list(op.operands), params,
+                           params["results"], regions=1)
+    op.regions[0].blocks[0].append_to(kernel.regions[0])
+    for old, new in zip(op.results, kernel.results, strict=True):
+        old.replace_all_uses_with(new)
+    op.erase()
+    return True
+
+
+def kernel_loops(block: mlir.Block) -> int:
+    """Turn the eligible ember.for ops in `block` (and in nested regions) into
+    ember.elementwise_for; returns how many."""
+    return _each_for(block, _as_kernel)
 
 
 def trip_work(module: mlir.Operation) -> int | None:
@@ -93,9 +105,7 @@ def trip_work(module: mlir.Operation) -> int | None:
                 row = eir.opdef(op)
                 if row in (ops.RESHAPE, ops.CONSTANT):  # views and data: no work a trip
                     continue
-                values = list(op.operands)[1:2] if row in (ops.DYNAMIC_UPDATE_SLICE,
-                                                           ops.SCATTER) else op.results
-                sizes = [eir.aval_of(v).size for v in values
+                sizes = [eir.aval_of(v).size for v in _work_values(op, row)
                          if str(v.type).startswith("tensor<")]
                 work = max([work or 0, *sizes])
     return work
@@ -130,8 +140,8 @@ def _own_ops(regions):
 # Host loops with small trips pay the host's cost of a trip (the VM's loop, a submission and
 # its wait: ~2 us on the calling thread) on top of each dispatch's (~1 us). Unrolled by
 # UNROLL, one trip runs UNROLL bodies in one submission: 2000 one-row updates of a
-# (256, 1024) array went 3.4 -> 1.4 us an update (2x: 1.6, 4x: 1.7, 8x: 1.4, 16x: 1.2), the
-# module compiling as fast (0.66 s against 0.68). Only loops with a known trip count of at
+# (256, 1024) array went 2.0-2.1 -> 0.9-1.0 us an update (16 bodies: 1.1-1.2, 32: 1.0), the
+# module compiling as fast (0.45-0.61 s either way). Only loops with a known trip count of at
 # least 2 * UNROLL, and bodies without regions of at most UNROLL_MAX_ARRAY_OPS ops on arrays
 # (scalar index arithmetic aside, at most UNROLL_MAX_OPS in all), each computing on at most
 # UNROLL_MAX_WORK elements (an insert or a scatter counts its update): a trip of more work
@@ -149,8 +159,16 @@ def _constant_int(value: mlir.Value) -> int | None:
     return int(eir.elements_value(op.attributes["value"]))
 
 
-def _unrollable(loop: mlir.Operation) -> int | None:
-    """The trip count of an ember.for worth unrolling, else None."""
+def _work_values(op: mlir.Operation, row) -> list[mlir.Value]:
+    """The values whose elements `op` computes: an insert or a scatter its update, not the
+    array it writes into."""
+    if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
+        return list(op.operands)[1:2]
+    return list(op.results)
+
+
+def _unrollable(loop: mlir.Operation) -> tuple[int, int] | None:
+    """(lower bound, trip count) of an ember.for worth unrolling, else None."""
     lower, upper = (_constant_int(v) for v in list(loop.operands)[:2])
     if lower is None or upper is None or upper - lower < 2 * UNROLL:
         return None
@@ -163,13 +181,12 @@ def _unrollable(loop: mlir.Operation) -> int | None:
         row = eir.opdef(op)
         if row is None:
             return None
-        values = list(op.operands)[1:2] if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) \
-            else op.results
-        avals = [eir.aval_of(v) for v in values if str(v.type).startswith("tensor<")]
+        avals = [eir.aval_of(v) for v in _work_values(op, row)
+                 if str(v.type).startswith("tensor<")]
         if any(a.size > UNROLL_MAX_WORK for a in avals):
             return None
         arrays += row not in (ops.CONSTANT, ops.RESHAPE) and any(a.shape for a in avals)
-    return upper - lower if arrays <= UNROLL_MAX_ARRAY_OPS else None
+    return (lower, upper - lower) if arrays <= UNROLL_MAX_ARRAY_OPS else None
 
 
 def _scalar(value: int, dtype) -> mlir.Value:
@@ -177,12 +194,11 @@ def _scalar(value: int, dtype) -> mlir.Value:
                      ShapedArray((), np.dtype(dtype))).result
 
 
-def _unroll(loop: mlir.Operation, trips: int) -> None:
+def _unroll(loop: mlir.Operation, lower: int, trips: int) -> None:
     """`loop` as a loop of trips // UNROLL trips of UNROLL bodies each, then (when the count
     is not a multiple) the original loop over the trips left."""
-    row, operands, params = eir.read(loop)
+    _, operands, params = eir.read(loop)
     dtype = operands[0].dtype
-    lower = _constant_int(loop.operands[0])
     count, body_block = trips // UNROLL, loop.regions[0].blocks[0]
     with mlir.InsertionPoint(loop), loop.location:
         unrolled = eir.build(ops.FOR, [_scalar(0, dtype), _scalar(count, dtype),
@@ -220,20 +236,17 @@ def _unroll(loop: mlir.Operation, trips: int) -> None:
         loop.operands[2 + k] = result
 
 
+def _unrolled(op: mlir.Operation) -> bool:
+    bounds = _unrollable(op)
+    if bounds is not None:
+        _unroll(op, *bounds)
+    return bounds is not None
+
+
 def unroll_loops(block: mlir.Block) -> int:
     """Unroll the eligible ember.for ops in `block` (and in nested regions); returns how
     many."""
-    made = 0
-    for op in list(block.operations):
-        op = op.operation
-        for region in op.regions:
-            for inner in region.blocks:
-                made += unroll_loops(inner)
-        trips = _unrollable(op) if eir.opdef(op) is ops.FOR else None
-        if trips is not None:
-            _unroll(op, trips)
-            made += 1
-    return made
+    return _each_for(block, _unrolled)
 
 
 @dataclass(frozen=True)

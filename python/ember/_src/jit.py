@@ -425,8 +425,8 @@ class _Pending:
 
 
 _INFLIGHT: dict[tuple, _Pending] = {}
-_in_key = config.in_key
 _INFLIGHT_LOCK = threading.Lock()
+_in_key = config.in_key  # read on every cached call: one global lookup, not two
 
 # Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
