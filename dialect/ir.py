@@ -78,7 +78,7 @@ def elements_attr(value: np.ndarray) -> mlir.Attribute:
     """A dense elements attribute; splats print as `dense<v>`, others as hex blobs."""
     ttype = tensor_type(ShapedArray(value.shape, value.dtype))
     if _is_splat(value):
-        first = value.reshape(-1)[0] if value.size else 0
+        first = value.flat[0] if value.size else 0
         return mlir.Attribute.parse(f"dense<{literal(first, value.dtype)}> : {ttype}")
     if value.dtype == np.bool_:
         return mlir.Attribute.parse(f"dense<{_nested(value)}> : {ttype}")
@@ -89,7 +89,7 @@ def elements_attr(value: np.ndarray) -> mlir.Attribute:
 def _is_splat(value: np.ndarray) -> bool:
     """Whether every element has the first one's bits (by value, -0.0 would equal 0.0 and a
     constant [0.0, -0.0] would become the splat 0.0)."""
-    if value.size <= 1:
+    if value.size <= 1 or not any(value.strides):  # a broadcast of one element
         return True
     bits = np.ascontiguousarray(value).reshape(-1).view(np.uint8).reshape(value.size, -1)
     return bool((bits == bits[0]).all())

@@ -203,7 +203,7 @@ class Compiled:
         flat, tree = self._call, self._out_tree
         if not self._single_out:
             self.call_arrays = lambda args: optree.tree_unflatten(tree, flat(args))
-        elif self._hoisted or self._ref_avals:
+        elif self._hoisted:
             self.call_arrays = lambda args: flat(args)[0]
         else:  # one result, from the executable straight
             self.call_arrays = exe.caller(first_only=True)
