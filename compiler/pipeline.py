@@ -134,19 +134,6 @@ def multiplies_matrices(module: mlir.Module) -> bool:
     return _any_op(module, tiles)
 
 
-def calls_libm(module: mlir.Module) -> bool:
-    """Whether CPU code for `module` calls libm (float64 functions IREE does not
-    approximate, iree_driver.LIBM_F64, and complex128 ones made of them, LIBM_C128)."""
-    def calls(op: mlir.Operation) -> bool:
-        if op.name not in iree_driver.LIBM_C128:  # which holds LIBM_F64
-            return False
-        elements = [str(mlir.ShapedType(v.type).element_type) for v in op.operands]
-        return ("f64" in elements and op.name in iree_driver.LIBM_F64
-                or "complex<f64>" in elements)
-
-    return _any_op(module, calls)
-
-
 def calls_host(module: mlir.Module) -> bool:
     """Whether `module` calls the runtime's host module (LAPACK: see dialect/linalg_ops.py).
     Such a module runs with the coarse-fences ABI, whose calls out wait on their inputs'

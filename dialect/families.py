@@ -197,7 +197,7 @@ def keeping_signed_zero(template: str) -> str:
 
 def libm_in_float64(template: str, fn: str) -> ScalarBody:
     """`template` for float16 and float32; float64 calls libm's `fn`, which reduces any
-    argument exactly (the module is then a system library, iree_driver.LIBM_F64)."""
+    argument exactly (CPU modules are system libraries: see iree_driver._system_linking)."""
     f64 = f"{{r}} = math.{fn} {{0}} : {{t}}"
     return lambda k, attrs: f64 if attrs.get("dst_bits") == 64 else template
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 import time
 import weakref
@@ -74,6 +76,44 @@ def unloadable(vmfb: bytes) -> str:
     return ""
 
 
+# IREE 3.x loads a system-library executable (Ember's CPU code) through a temporary file
+# whose name it reserves with mkstemp, then neither closes the descriptor nor removes the
+# empty file (runtime/src/iree/base/internal/dynamic_library_posix.c): one of each a load,
+# so a long session ran out of descriptors. They are this process's own and IREE never
+# touches them again: each load through Ember gives them back.
+_RESERVATION = re.compile(r"(.*/iree_dylib_[A-Za-z0-9]{6})( \(deleted\))?$")
+_OWN_FDS = "/proc/self/fd"
+_LOADING = threading.Lock()
+
+
+def _reclaim_temporaries() -> None:
+    """Close and remove the name reservations IREE's loads left open."""
+    try:
+        fds = os.listdir(_OWN_FDS)
+    except OSError:  # no /proc (not Linux): IREE's leak stays
+        return
+    for fd in fds:
+        try:
+            path = os.readlink(f"{_OWN_FDS}/{fd}")
+        except OSError:  # closed meanwhile (the listing's own descriptor among them)
+            continue
+        reserved = _RESERVATION.fullmatch(path)
+        if reserved:
+            os.close(int(fd))
+            try:
+                os.remove(reserved.group(1))
+            except OSError:  # removed by someone else
+                pass
+
+
+def _context(modules: list[rt.VmModule]) -> rt.VmContext:
+    """A VM context of `modules`: loading them loads their executables."""
+    with _LOADING:
+        context = rt.VmContext(_device.instance(), modules=modules)
+        _reclaim_temporaries()
+    return context
+
+
 class _Contexts:
     """A loaded module's VM contexts on one device. An IREE context runs one invocation at a
     time: the first thread to call gets one of its own, invoked without a lock (the cached
@@ -83,7 +123,7 @@ class _Contexts:
 
     def __init__(self, modules: list[rt.VmModule]):
         self._modules = modules
-        self.invoke = rt.VmContext(_device.instance(), modules=modules).invoke
+        self.invoke = _context(modules).invoke
         self.owner: _Slot | None = None  # the calling thread that `invoke` belongs to
         self._lock = threading.Lock()
         self._others = None
@@ -96,7 +136,7 @@ class _Contexts:
                 self.owner = slot
             elif slot is not self.owner:
                 if self._others is None:
-                    self._others = rt.VmContext(_device.instance(), modules=self._modules).invoke
+                    self._others = _context(self._modules).invoke
                 self._others(function, inputs, outputs)
                 return
         self.invoke(function, inputs, outputs)

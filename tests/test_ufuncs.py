@@ -149,8 +149,8 @@ def test_odd_functions_keep_the_sign_of_zero(dtype):
         assert list(np.signbit(got)) == list(np.signbit(want))
 
 
-# What IREE computes in float32 but not in float64 (#16): libm's functions (the module is
-# then a system library), cbrt and erf written out. Values up to 1e300 and specials.
+# What IREE computes in float32 but not in float64 (#16): libm's functions (CPU modules are
+# system libraries, which may call it), cbrt and erf written out. Values up to 1e300 and specials.
 # ulp allowed (1 for libm's: NumPy uses SIMD implementations of its own for some)
 F64 = {"sin": 1, "cos": 1, "tan": 2, "arcsin": 1, "arccos": 1, "arctan": 1, "tanh": 1,
        "log2": 1, "log10": 2, "cbrt": 1, "erf": 6, "arctan2": 1, "fmod": 0}
@@ -213,17 +213,6 @@ def test_float64_cbrt_is_rounded_correctly_nearly_everywhere():
     assert ulps.max() <= 1, (x[ulps.argmax()], got[ulps.argmax()], want[ulps.argmax()])
     assert (~same).sum() <= x.size // 1000
     assert (np.signbit(got) == np.signbit(x)).all()
-
-
-def test_only_float64_libm_functions_make_a_system_library():
-    """The decision is made once from the ember ops and carried in the placement."""
-    with setting("ember_enable_x64", True):
-        x64 = np.zeros(4)
-        assert ember.jit(enp.tanh).lower(x64).placement.libm
-        assert ember.jit(lambda x: enp.exp(x) + enp.sin(x)).lower(x64).placement.libm
-        assert not ember.jit(enp.exp).lower(x64).placement.libm
-        assert not ember.jit(enp.tanh).lower(x64.astype(np.float32)).placement.libm
-        assert not ember.jit(enp.tanh, device="cuda").lower(x64).placement.libm
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])

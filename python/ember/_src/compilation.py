@@ -58,28 +58,24 @@ class Placement:
     target: str  # an iree_driver target name: "cpu", "cpu-async", "cuda:sm_90", ...
     platform: str  # a runtime platform: "cpu", "cuda", ...
     parallel: bool
-    libm: bool = False  # CPU code calling libm: a system library, not an embedded ELF
     tiled: bool = True  # CPU matmuls in the data-tiled layout (see iree_driver.untiled)
 
     def compile_target(self) -> iree_driver.Target:
         tgt = iree_driver.target(self.target)
-        tgt = tgt if self.tiled else iree_driver.untiled(tgt)
-        return iree_driver.linking_libm(tgt) if self.libm else tgt
+        return tgt if self.tiled else iree_driver.untiled(tgt)
 
 
-def place(device: str, parallel: bool = False, libm: bool = False,
-          matrices: bool = True) -> Placement:
+def place(device: str, parallel: bool = False, matrices: bool = True) -> Placement:
     """The placement for a device name; on the CPU, `parallel` code (big enough to repay
-    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them, code
-    that calls libm (`libm`: see iree_driver.LIBM_F64) is linked as a system library, and
+    waking the worker threads, see runtime.executable.runs_in_parallel) runs on them, and
     matmuls are data-tiled where some contraction multiplies two matrices (`matrices`).
     Raises ValueError naming the choices for an unknown device."""
     kind, colon, arch = device.partition(":")
-    parallel, libm = kind == "cpu" and parallel, kind == "cpu" and libm
+    parallel = kind == "cpu" and parallel
     tiled = kind != "cpu" or matrices
     name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
     target = iree_driver.target(name).name
-    return Placement(device, target, platform_of(target), parallel, libm, tiled)
+    return Placement(device, target, platform_of(target), parallel, tiled)
 
 
 def to_vmfb(texts: dict[str, str], name: str, in_avals: Sequence[ShapedArray],

@@ -88,7 +88,7 @@ class Traced:
                 parallel = True
         # a call of the host module (LAPACK) waits on its inputs' fence: coarse-fences ABI
         parallel = parallel or pipeline.calls_host(self.module)
-        placement = compilation.place(self.key.device, parallel, pipeline.calls_libm(self.module),
+        placement = compilation.place(self.key.device, parallel,
                                       pipeline.multiplies_matrices(self.module))
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
                       self.out_tree, self.out_avals, self.donated)
