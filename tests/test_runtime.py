@@ -14,7 +14,7 @@ import pytest
 import ember
 import ember.numpy as jnp
 from ember.runtime import executable
-from helpers import assert_close, setting
+from helpers import assert_close
 
 BIG = np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32)
 
@@ -141,32 +141,38 @@ def test_100k_calls_do_not_grow_memory():
     assert _rss_bytes() - before < 10 * 2**20
 
 
-def _descriptors_and_reservations() -> tuple[int, int]:
-    tmp = os.environ.get("TMPDIR") or "/tmp"
-    return (len(os.listdir("/proc/self/fd")),
-            sum(name.startswith("iree_dylib_") for name in os.listdir(tmp)))
+LOADS_SCRIPT = """
+import os, threading, numpy as np, ember, ember.numpy as jnp
+from ember.runtime import executable
+ember.config.update("ember_enable_x64", True)
+x64 = np.linspace(0, 3, 5)
+compiled = ember.jit(lambda x: jnp.sin(x) * 2).lower(x64).compile()
+aval, exe0 = compiled.executable.out_avals[0], compiled.executable
+x, want, results = ember.device_put(x64), np.sin(x64) * 2, []
+state = lambda: (len(os.listdir("/proc/self/fd")), len(os.listdir(os.environ["TMPDIR"])))
+before = state()
+for _ in range(100):
+    exe = executable.Executable(compiled.vmfb, exe0.device, [aval], [aval], exe0.parallel)
+    results.append(exe([x])[0])
+    other = threading.Thread(target=lambda exe=exe: results.append(exe([x])[0]))
+    other.start()
+    other.join()
+assert len(results) == 200 and all(np.allclose(r, want) for r in results)
+print(*before, *state())
+"""
 
 
-def test_loading_modules_leaks_no_descriptors_or_files():
-    """IREE's load of a CPU module (a system library; float64 `sin` calls libm) leaves a
+def test_loading_modules_leaks_no_descriptors_or_files(tmp_path):
+    """IREE's load of a CPU module (a system library; float64 `sin` calls libm) left a
     descriptor and an empty file behind: 100 loads, each on both contexts (the calling
-    thread's and the one other threads share), leave none."""
-    with setting("ember_enable_x64", True):
-        x64 = np.linspace(0, 3, 5)
-        compiled = ember.jit(lambda x: jnp.sin(x) * 2).lower(x64).compile()
-        aval = compiled.executable.out_avals[0]
-        x, want, results = ember.device_put(x64), np.sin(x64) * 2, []
-        before = _descriptors_and_reservations()
-        for _ in range(100):
-            exe = executable.Executable(compiled.vmfb, compiled.executable.device, [aval],
-                                        [aval], compiled.executable.parallel)
-            assert_close(exe([x])[0], want)
-            other = threading.Thread(target=lambda exe=exe: results.append(exe([x])[0]))
-            other.start()
-            other.join()
-        assert _descriptors_and_reservations() == before
-    assert len(results) == 100
-    assert_close(results[-1], want)
+    thread's and the one other threads share), leave none (in a process of its own, with
+    a temporary directory of its own)."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    res = subprocess.run([sys.executable, "-c", LOADS_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    fds, files, fds_after, files_after = map(int, res.stdout.split())
+    assert (fds_after, files_after) == (fds, files)
 
 
 def _threads() -> int:
