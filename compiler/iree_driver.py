@@ -38,7 +38,7 @@ def _system_linking() -> tuple[str, ...]:
     the library may call libm (IREE approximates float32 `sin`, `tanh`, ... but calls libm
     for float64 ones, which an embedded ELF cannot import). Loading one leaks a descriptor
     and an empty temporary file in IREE 3.x: the runtime takes them back (see
-    runtime/executable._reclaim_temporaries)."""
+    runtime/executable._context)."""
     flags = ["--iree-llvmcpu-link-embedded=false"]
     if sys.platform.startswith("linux"):
         from iree.compiler.tools.binaries import find_tool

@@ -79,25 +79,25 @@ def unloadable(vmfb: bytes) -> str:
 # IREE 3.x loads a system-library executable (Ember's CPU code) through a temporary file
 # whose name it reserves with mkstemp, then neither closes the descriptor nor removes the
 # empty file (runtime/src/iree/base/internal/dynamic_library_posix.c): one of each a load,
-# so a long session ran out of descriptors. They are this process's own and IREE never
-# touches them again: each load through Ember gives them back.
+# so a long session would run out of descriptors (1,024 by default). They are this process's own and IREE never
+# touches them again: each load through Ember gives them back (`_context`).
 _RESERVATION = re.compile(r"(.*/iree_dylib_[A-Za-z0-9]{6})( \(deleted\))?$")
 _OWN_FDS = "/proc/self/fd"
 _LOADING = threading.Lock()
 
 
 def _reclaim_temporaries() -> None:
-    """Close and remove the name reservations IREE's loads left open."""
+    """Close and remove the name reservations IREE's loads left open (a readlink of every
+    descriptor and one removal: ~0.13 ms of a load's ~0.5 ms here)."""
     try:
         fds = os.listdir(_OWN_FDS)
     except OSError:  # no /proc (not Linux): IREE's leak stays
         return
     for fd in fds:
         try:
-            path = os.readlink(f"{_OWN_FDS}/{fd}")
+            reserved = _RESERVATION.fullmatch(os.readlink(f"{_OWN_FDS}/{fd}"))
         except OSError:  # closed meanwhile (the listing's own descriptor among them)
             continue
-        reserved = _RESERVATION.fullmatch(path)
         if reserved:
             os.close(int(fd))
             try:
@@ -107,7 +107,8 @@ def _reclaim_temporaries() -> None:
 
 
 def _context(modules: list[rt.VmModule]) -> rt.VmContext:
-    """A VM context of `modules`: loading them loads their executables."""
+    """A VM context of `modules` (which loads their executables), and the temporaries of
+    the load taken back."""
     with _LOADING:
         context = rt.VmContext(_device.instance(), modules=modules)
         _reclaim_temporaries()
