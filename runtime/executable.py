@@ -79,8 +79,9 @@ def unloadable(vmfb: bytes) -> str:
 # IREE 3.x loads a system-library executable (Ember's CPU code) through a temporary file
 # whose name it reserves with mkstemp, then neither closes the descriptor nor removes the
 # empty file (runtime/src/iree/base/internal/dynamic_library_posix.c): one of each a load,
-# so a long session would run out of descriptors (1,024 by default). They are this process's own and IREE never
-# touches them again: each load through Ember gives them back (`_context`).
+# so a long session would run out of descriptors (1,024 by default). They are this
+# process's own and IREE never touches them again: each load through Ember gives them back
+# (`_context`).
 _RESERVATION = re.compile(r"(.*/iree_dylib_[A-Za-z0-9]{6})( \(deleted\))?$")
 _OWN_FDS = "/proc/self/fd"
 _LOADING = threading.Lock()
