@@ -85,6 +85,7 @@ def unloadable(vmfb: bytes) -> str:
 _RESERVATION = re.compile(r"(.*/iree_dylib_[A-Za-z0-9]{6})( \(deleted\))?$")
 _OWN_FDS = "/proc/self/fd"
 _LOADING = threading.Lock()
+_PRESERVED = bool(os.environ.get("IREE_PRESERVE_DYLIB_TEMP_FILES"))  # IREE's debugging aid
 
 
 def _reclaim_temporaries() -> None:
@@ -102,7 +103,8 @@ def _reclaim_temporaries() -> None:
         if reserved:
             os.close(int(fd))
             try:
-                os.remove(reserved.group(1))
+                if not _PRESERVED:
+                    os.remove(reserved.group(1))
             except OSError:  # removed by someone else
                 pass
 
