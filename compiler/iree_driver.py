@@ -7,6 +7,7 @@ import functools
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,7 @@ class Target:
 
 
 _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"  # else IREE computes float64 in float32
+_SYSTEM_LIBRARY = "--iree-llvmcpu-link-embedded=false"
 
 
 def _system_linking() -> tuple[str, ...]:
@@ -38,18 +40,21 @@ def _system_linking() -> tuple[str, ...]:
     the library may call libm (IREE approximates float32 `sin`, `tanh`, ... but calls libm
     for float64 ones, which an embedded ELF cannot import). Loading one leaks a descriptor
     and an empty temporary file in IREE 3.x: the runtime takes them back (see
-    runtime/executable._context)."""
-    flags = ["--iree-llvmcpu-link-embedded=false"]
-    if sys.platform.startswith("linux"):
-        from iree.compiler.tools.binaries import find_tool
+    runtime/executable._context). Without a linker (no iree-lld, ld.lld or ld) CPU code
+    stays an embedded ELF, which IREE links itself, and float64 libm calls fail to link."""
+    from iree.compiler.tools.binaries import find_tool
 
-        try:
-            lld = find_tool("iree-lld")
-        except ValueError:  # a wheel without it: IREE looks for ld.lld, then ld
-            return tuple(flags)
+    try:
+        lld = find_tool("iree-lld")
+    except ValueError:  # a wheel without it: IREE looks for ld.lld, then ld
+        lld = None
+    if lld is not None and sys.platform.startswith("linux"):
         # IREE runs the linker through the shell, this string first
-        flags.append(f"--iree-llvmcpu-system-linker-path={shlex.quote(lld)} -flavor gnu")
-    return tuple(flags)
+        return (_SYSTEM_LIBRARY,
+                f"--iree-llvmcpu-system-linker-path={shlex.quote(lld)} -flavor gnu")
+    if shutil.which("ld.lld") or shutil.which("ld"):
+        return (_SYSTEM_LIBRARY,)
+    return ()
 
 
 # Data tiling packs a matmul's operands into the CPU's tile layout around the kernel (1024^2

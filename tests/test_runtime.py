@@ -270,3 +270,26 @@ def test_matmuls_are_data_tiled_and_matrix_vector_products_are_not():
                             expected if isinstance(expected, tuple) else (expected,),
                             strict=True):
                 assert_close(g, e, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.unit
+def test_cpu_code_is_a_system_library_linked_by_irees_lld_or_the_machines(monkeypatch):
+    """IREE's lld where the wheel has it; else the machine's ld.lld or ld; else (no linker at
+    all) IREE's embedded ELF, which IREE links itself."""
+    from iree.compiler.tools import binaries
+
+    from ember.compiler import iree_driver
+
+    flags = iree_driver._system_linking()
+    assert flags[0] == "--iree-llvmcpu-link-embedded=false"
+    assert flags[1].endswith("iree-lld -flavor gnu") and set(flags) <= set(
+        iree_driver.TARGETS["cpu"].flags)
+
+    def missing(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(binaries, "find_tool", missing)
+    monkeypatch.setattr(iree_driver.shutil, "which", lambda name: "/usr/bin/" + name)
+    assert iree_driver._system_linking() == ("--iree-llvmcpu-link-embedded=false",)
+    monkeypatch.setattr(iree_driver.shutil, "which", lambda name: None)
+    assert iree_driver._system_linking() == ()
