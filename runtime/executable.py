@@ -157,7 +157,7 @@ class Executable:
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_contexts",
                  "_function", "_n_in", "_n_out", "_hal", "_outs", "_last",
-                 "_tied", "_shared", "_module", "_bound_inline", "__weakref__")
+                 "_tied", "_shared", "_module", "_bound_inline", "_fixed", "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], parallel: bool, name: str = "",
@@ -176,6 +176,8 @@ class Executable:
         # it claims, and an Array read at a claimed size would read past its buffer.
         self._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                            for i, a in enumerate(self.out_avals))
+        # Whether the results' shapes are constants of the module (not a specialization's)
+        self._fixed = True
         self.call = self.caller()
         self._last: rt.HalFence | None = None  # the latest call's completion
         # Results that share an argument's or an earlier result's memory, found at the first
@@ -197,6 +199,7 @@ class Executable:
         new.out_avals = tuple(out_avals)
         new._outs = tuple((i, a, list(a.shape), _result_elements(a.dtype))
                           for i, a in enumerate(new.out_avals))
+        new._fixed = False
         new.call = new.caller()
         new._last, new._shared = None, None
         if new.parallel:
@@ -219,11 +222,14 @@ class Executable:
         """`call(args) -> [Array]` (or its first result only), the dispatch fast path, bound
         to this executable's ABI once, with what it reads kept in locals (each attribute
         read shows at this scale). An inline call waits first for inputs still being
-        produced by worker threads. Each result is checked to be the buffer its aval says,
-        and owns its buffer."""
+        produced by worker threads. Each result is checked to be the buffer its aval says
+        (an inline one-result call of a static module: at its first call), and owns its
+        buffer."""
         exe, parallel, function = self, self.parallel, self._function
-        n_in, n_out, outs, device, name = (self._n_in, self._n_out, self._outs, self.device,
-                                           self.name)
+        n_in, n_out, avals, device, name = (self._n_in, self._n_out, self.out_avals,
+                                            self.device, self.name)
+        if first_only and n_out == 1 and not parallel:
+            return self._inline_caller()
 
         def call(args: Sequence[Array]) -> Any:
             if parallel and _device.threads_lost and not exe._bound_inline:
@@ -250,13 +256,7 @@ class Executable:
                     inputs.push_ref(signal)
                     exe._last = signal
                 else:
-                    signal = None
-                    inputs = _VariantList(n_in)
-                    for a in args:
-                        buffer = a._buffer
-                        if a._fence is not None or buffer is None:
-                            buffer = a.block_until_ready()._buffer  # a donated array raises
-                        inputs.push_ref(buffer)
+                    signal, inputs = None, _inline_inputs(args, n_in)
                 outputs = _VariantList(n_out)
                 contexts = exe._contexts
                 if slot is contexts.owner:
@@ -267,19 +267,8 @@ class Executable:
                 raise exe._failed(e) from None
             finally:
                 slot.epoch += 1
-            if len(outputs) != n_out:
-                raise exe._foreign(f"{len(outputs)} results")
-            get = outputs.get_as_object
-            arrays = []
-            for i, aval, shape, elements in outs:
-                try:
-                    view = get(i, _BufferView)
-                except (TypeError, ValueError, RuntimeError):
-                    raise exe._foreign(f"result {i} that is not a buffer") from None
-                if view.shape != shape or view.element_type not in elements:
-                    raise exe._foreign(f"result {i} of shape {view.shape} and element type "
-                                       f"{view.element_type:#x}")
-                arrays.append(Array(aval, view, device, signal, name))
+            arrays = [Array(aval, view, device, signal, name)
+                      for view, aval in zip(exe._views(outputs), avals, strict=True)]
             shared = exe._shared
             if shared is None:
                 try:  # an async result's memory exists once its work is done
@@ -294,6 +283,68 @@ class Executable:
             return arrays[0] if first_only else arrays
 
         return call
+
+    def _inline_caller(self) -> Callable[[Sequence[Array]], Array]:
+        """`caller(first_only=True)` of an inline module with one result, the commonest
+        cached call, with nothing the general one does for results lists or fences. A
+        module of static shapes has its result checked at the first call (its shape is a
+        constant of the module); a specialized one's results are checked every call."""
+        exe, function, contexts, n_in, device, name = (self, self._function, self._contexts,
+                                                       self._n_in, self.device, self.name)
+        aval, fixed = self.out_avals[0], self._fixed  # contexts: bound once (see _bind)
+        # The owning thread's results list, reused (IREE empties it at each invoke); it
+        # holds the latest result until the next call, so only for small ones.
+        owned = _VariantList(1) if aval.size * aval.dtype.itemsize <= _REUSED_BYTES else None
+        first, copies = True, False
+
+        def call(args: Sequence[Array]) -> Array:
+            nonlocal first, copies
+            try:
+                slot = _THREAD.slot
+            except AttributeError:
+                slot = _slot()
+            slot.epoch += 1  # odd: this thread is reading its arguments
+            try:
+                inputs = _inline_inputs(args, n_in)
+                if slot is contexts.owner:
+                    outputs = _VariantList(1) if owned is None else owned
+                    contexts.invoke(function, inputs, outputs)
+                else:
+                    outputs = _VariantList(1)
+                    contexts.invoke_from(slot, function, inputs, outputs)
+            except RuntimeError as e:
+                raise exe._failed(e) from None
+            finally:
+                slot.epoch += 1
+            if first or not fixed:
+                view, = exe._views(outputs)
+            else:
+                view = outputs.get_as_object(0, _BufferView)
+            result = Array(aval, view, device, None, name)
+            if first:
+                shared = exe._shared
+                if shared is None:
+                    shared = exe._shared = exe._sharing(args, [result])
+                first, copies = False, bool(shared)
+            return result._copy() if copies else result
+
+        return call
+
+    def _views(self, outputs: rt.VmVariantList) -> list[rt.HalBufferView]:
+        """The results, each checked to be the buffer its aval says."""
+        if len(outputs) != self._n_out:
+            raise self._foreign(f"{len(outputs)} results")
+        views = []
+        for i, _, shape, elements in self._outs:
+            try:
+                view = outputs.get_as_object(i, _BufferView)
+            except (TypeError, ValueError, RuntimeError):
+                raise self._foreign(f"result {i} that is not a buffer") from None
+            if view.shape != shape or view.element_type not in elements:
+                raise self._foreign(f"result {i} of shape {view.shape} and element type "
+                                    f"{view.element_type:#x}")
+            views.append(view)
+        return views
 
     def _sharing(self, args: Sequence[Array], results: Sequence[Array]) -> frozenset[int]:
         """The results whose memory overlaps an untied argument's or an earlier result's.
@@ -321,6 +372,18 @@ class Executable:
 
 
 _PARALLEL: weakref.WeakSet[Executable] = weakref.WeakSet()
+
+
+def _inline_inputs(args: Sequence[Array], n: int) -> rt.VmVariantList:
+    """The arguments' buffers for an inline call, each waited for first if still being
+    produced by the worker threads."""
+    inputs = _VariantList(n)
+    for a in args:
+        buffer = a._buffer
+        if a._fence is not None or buffer is None:
+            buffer = a.block_until_ready()._buffer  # a donated array raises
+        inputs.push_ref(buffer)
+    return inputs
 
 
 class _Slot:
@@ -367,4 +430,5 @@ def wait_for_readers() -> None:
 
 
 _VariantList, _BufferView, _Fence = rt.VmVariantList, rt.HalBufferView, rt.HalFence
+_REUSED_BYTES = 1 << 18  # the largest result an inline call's reused results list holds
 _READY = rt.HalFence(0)  # a fence with no timepoints: already satisfied

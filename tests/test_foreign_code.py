@@ -45,6 +45,27 @@ def test_results_are_checked_against_the_signature(compiled):
         two([ember.device_put(np.ones(N, np.float32))])
 
 
+def test_the_one_result_fast_path_checks_its_result_until_one_passes():
+    """The cached call of a one-result module of static shapes checks its result at its
+    first call (the shape is a constant of the module), and at every call until one
+    passes; the call before any check is the same refusal."""
+    from ember.dialect.types import parse_short
+
+    small = ember.jit(lambda x: x * 2).lower(jnp.zeros(4)).compile()
+    exe = Executable(small.vmfb, default(), [parse_short("f32[4]")],
+                     [parse_short("f32[5]")], small.executable.parallel, name="h")
+    call = exe.caller(first_only=True)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"h returned result 0 of shape \[4\]"):
+            call([ember.device_put(np.ones(4, np.float32))])
+    good = Executable(small.vmfb, default(), [parse_short("f32[4]")],
+                      [parse_short("f32[4]")], small.executable.parallel, name="h")
+    call = good.caller(first_only=True)
+    for i in range(3):
+        assert_close(call([ember.device_put(np.full(4, i, np.float32))]),
+                     np.full(4, 2.0 * i, np.float32))
+
+
 @pytest.mark.parametrize("field", ["out_avals", "in_avals"])
 def test_a_signature_edited_after_compiling_is_refused(compiled, field):
     bad = _patched(compiled.vmfb, f'"{field}":["f32[{N}]"]', f'"{field}":["f64[99999]"]')

@@ -125,6 +125,48 @@ def test_threads_calling_same_and_different_functions():
     assert contexts.owner is not None and contexts._others is not None
 
 
+def test_cached_one_array_calls_keep_their_results_across_threads():
+    """The commonest call (one Array, one small result) reuses the owning thread's results
+    list and is matched by identity: every result keeps its values after later calls, on
+    the owning thread and on the others at once, and a setting's update is seen."""
+    f = ember.jit(lambda v: v * 2.0 + jnp.arange(4.0))
+    inputs = [ember.device_put(np.full(4, i, np.float32)) for i in range(20)]
+    errors = []
+
+    def expected(i):
+        return (np.full(4, 2.0 * i) + np.arange(4.0)).astype(np.float32)
+
+    def work(offset):
+        try:
+            kept = [(i, f(inputs[(i + offset) % 20])) for i in range(200)]
+            views = [(i, np.asarray(r)) for i, r in kept[:20]]  # views of the buffers
+            f(inputs[0])
+            for i, r in kept:
+                assert_close(r, expected((i + offset) % 20))
+            for i, v in views:
+                assert_close(v, expected((i + offset) % 20))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    work(0)  # the main thread owns the module's first context
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(1, 5)]
+    for t in threads:
+        t.start()
+    work(7)
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    y = f(inputs[1])
+    assert y.dtype == np.float32 and f(y).aval is y.aval  # the next call matches y's aval
+    try:
+        ember.config.update("ember_enable_x64", True)
+        assert f(y).dtype == np.float64  # the same aval object, other settings: traced anew
+    finally:
+        ember.config.update("ember_enable_x64", False)
+    assert_close(f(y), expected(1) * 2 + np.arange(4.0, dtype=np.float32))
+    assert f(y).dtype == np.float32
+
+
 def _rss_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

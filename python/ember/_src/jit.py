@@ -83,6 +83,9 @@ class JitFunction:
         # no donations to honor).
         self._flat_ok = not (self.static_argnums or self.static_argnames or
                              self.donate_argnums or self.donate_argnames)
+        # The latest call of one Array, matched by identity before any hashing: (the
+        # settings' tuple, the argument's aval, the entry's bound call).
+        self._latest: tuple[Any, Any, Any] = _NO_CALL
 
     def __repr__(self) -> str:
         return f"<ember.jit of {_fun_name(self.fun)}>"
@@ -94,14 +97,22 @@ class JitFunction:
 
     # -- the cached call: flatten -> key -> lookup -> (compile on miss) -> invoke -> unflatten
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        settings, aval, call = self._latest
+        if (len(args) == 1 and type(args[0]) is Array and args[0].aval is aval
+                and config._in_key is settings and not kwargs and not _traces.stack):
+            return call(args)  # the same aval and settings objects as the latest call
         if _traces.stack:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
         if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
             if len(args) == 1 and type(args[0]) is Array and not self._eager:
                 # the commonest, without a loop; an entry under one aval takes one array
-                compiled = self._cache.get((_in_key(), args[0].aval))
+                settings, aval = _in_key(), args[0].aval
+                compiled = self._cache.get((settings, aval))
                 if compiled is not None:
-                    return compiled.call_arrays(args)
+                    out = compiled.call_arrays(args)
+                    # bound to the executable from its first call on (see Compiled._call)
+                    self._latest = (settings, aval, compiled.call_arrays)
+                    return out
             else:
                 compiled = self._cache.get(self._fast_key(args) if self._eager else (
                     _in_key(), *[a.aval for a in args if type(a) is Array]))
@@ -427,6 +438,7 @@ class _Pending:
 _INFLIGHT: dict[tuple, _Pending] = {}
 _INFLIGHT_LOCK = threading.Lock()
 _in_key = config.in_key  # read on every cached call: one global lookup, not two
+_NO_CALL = (object(), object(), None)  # matches no call
 
 # Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
