@@ -69,12 +69,15 @@ def test_seed_loops_compile_counts(loop, compiles):
 def test_clear_caches_drops_every_executable():
     f = ember.jit(lambda x: x * 3)
     f(1.0)
+    x = ember.device_put(np.ones(3, np.float32))
+    f(x), f(x)  # the latest call, matched by identity
     jnp.exp(np.ones(2, np.float32))
     ember.clear_caches()
     with ember.count_events("compile") as n, ember.count_events("eager_compile") as e:
         f(1.0)
+        assert_close(f(x), np.full(3, 3, np.float32))
         jnp.exp(np.ones(2, np.float32))
-    assert n() == 1 and e() == 1
+    assert n() == 2 and e() == 1
 
 
 # -- explanations --------------------------------------------------------------------------

@@ -86,6 +86,7 @@ class JitFunction:
         # The latest call of one Array, matched by identity before any hashing: (the
         # settings' tuple, the argument's aval, the entry's bound call).
         self._latest: tuple[Any, Any, Any] = _NO_CALL
+        _JITTED.add(self)  # clear_caches forgets it
 
     def __repr__(self) -> str:
         return f"<ember.jit of {_fun_name(self.fun)}>"
@@ -439,6 +440,7 @@ _INFLIGHT: dict[tuple, _Pending] = {}
 _INFLIGHT_LOCK = threading.Lock()
 _in_key = config.in_key  # read on every cached call: one global lookup, not two
 _NO_CALL = (object(), object(), None)  # matches no call
+_JITTED: weakref.WeakSet[JitFunction] = weakref.WeakSet()
 
 # Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -460,6 +462,8 @@ def clear_caches() -> None:
     for options in per_fun:
         for cache in options.values():
             cache.clear()
+    for jitted in list(_JITTED):
+        jitted._latest = _NO_CALL
     dispatch.clear_cache()
 
 
