@@ -165,6 +165,7 @@ def silent_ref(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
 
     ref.__name__ = getattr(fn, "__name__", "ref")
+    ref.__wrapped__ = fn  # for callers that silence warnings around many references at once
     return ref
 
 

@@ -51,8 +51,10 @@ class Array:
     """A device-resident array, and a future: `shape`/`dtype` never wait; reading values
     does. `_fence` is the work that produces it (None once known complete)."""
 
+    # `_no_tiny`, unset until an eager op on the host looks: True once its values are known
+    # to hold no float that compiled code flushes to zero (ember/_src/host_eval.py)
     __slots__ = ("aval", "_buffer", "device", "_fence", "_producer", "_invalid", "_view",
-                 "__weakref__")
+                 "_no_tiny", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, aval: ShapedArray, buffer: rt.HalBufferView, device: _device.Device,

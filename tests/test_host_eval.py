@@ -177,3 +177,27 @@ def test_eager_sums_and_means_share_one_kernel_per_dtype(no_disk_cache, case):
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=2e-6)
     if dtype is not np.complex64:  # int32 means: float32 sums of the converted values
         assert compiles() == 0, (shape, axis, dtype, name)
+
+
+def test_eager_calls_with_scalars_key_on_their_types_and_check_every_value():
+    """Eager calls with Python scalars take the fast key (the scalar's type); each value
+    is still checked: a flushable scalar, operand or result runs the kernel, an int out of
+    int32's range raises, and host data passed in is never a result's memory."""
+    x = enp.asarray(np.linspace(-3, 3, 64, dtype=np.float32))
+    i = enp.asarray(np.arange(64, dtype=np.int32))
+    for _ in range(2):  # the second call from the fast key
+        assert (x + 1).dtype == np.float32 and (i + 1).dtype == np.int32
+        assert (i + 1.0).dtype == np.float32 and (i * True).dtype == np.int32
+        np.testing.assert_array_equal(np.asarray(i + 1), np.arange(1, 65))
+        with pytest.raises(OverflowError, match="too large"):
+            i + 2 ** 40
+    tiny = enp.asarray(np.full(64, 1e-39, np.float32))
+    for _ in range(2):
+        assert_same_bits(x * 1e-40, np.zeros(64, np.float32) * np.sign(
+            np.asarray(x)), "a subnormal scalar")  # flushed to a signed zero
+        assert_same_bits(tiny + 0.0, np.zeros(64, np.float32), "a subnormal operand")
+        assert_same_bits(x * 1e-38, ember.jit(lambda a: a * 1e-38)(x), "a subnormal result")
+    host = np.arange(64, dtype=np.float32)
+    out = enp.add(host, 1.0)
+    host[:] = -1
+    np.testing.assert_array_equal(np.asarray(out), np.arange(1, 65))

@@ -32,16 +32,26 @@ from .stages import Compiled, Traced
 # detects tininess after rounding: NumPy's results agree with it only where no float value
 # an arithmetic op reads or writes is below twice the smallest normal (or exactly zero).
 TINY = {np.dtype(np.float32): np.float32(2.0 ** -125), np.dtype(np.float64): 2.0 ** -1021}
+# The same test on the bits, sign dropped: 0 < |v| < tiny is (|v| bits) - 1 < (tiny bits) - 1
+# in unsigned arithmetic, zero wrapping round to the largest value (NaN and inf are larger).
+_BITS = {np.dtype(f): (np.dtype(u), np.dtype(u).type(m), np.asarray(t, f).view(u) - 1,
+                       np.dtype(u).type(1))
+         for f, u, m, t in ((np.float32, np.uint32, 0x7FFF_FFFF, TINY[np.dtype(np.float32)]),
+                            (np.float64, np.uint64, 0x7FFF_FFFF_FFFF_FFFF,
+                             TINY[np.dtype(np.float64)]))}
 
 
 def _flushable(value: np.ndarray) -> bool:
     """Whether `value` holds a float the compiled code could flush to zero."""
-    tiny = TINY.get(value.dtype)
-    if tiny is None or value.size == 0:
+    bits = _BITS.get(value.dtype)
+    if bits is None or value.size == 0:
         return False
-    with np.errstate(invalid="ignore"):
-        magnitude = np.abs(value)
-        return bool(np.any((magnitude < tiny) & (magnitude != 0)))
+    if value.size == 1:
+        return 0 < abs(value.item()) < TINY[value.dtype]
+    unsigned, magnitude, limit, one = bits
+    if not value.flags.c_contiguous:
+        value = np.ascontiguousarray(value)
+    return bool(np.minimum.reduce((value.view(unsigned) & magnitude) - one, axis=None) < limit)
 
 
 # LLVM contracts a float product feeding an add or subtract into one fused multiply-add
@@ -94,8 +104,57 @@ def run(row: OpDef, values: Sequence[np.ndarray], params: dict,
     if arithmetic and any(_flushable(v) for v in values):
         return None
     with np.errstate(all="ignore"):
-        out = np.asarray(row.reference(*values, **params), result.dtype).reshape(result.shape)
+        out = _reference(row.reference, values, params, result)
     return None if arithmetic and _flushable(out) else out
+
+
+def call(row: OpDef, arrays: Sequence[Array], params: dict,
+         result: ShapedArray) -> Array | None:
+    """`run` on Arrays (`on_host`), to an Array; each Array's values are looked at once."""
+    arithmetic = not row.has(Trait.DATA_MOVEMENT)
+    values = _values(arrays) if arithmetic else [a._to_numpy() for a in arrays]
+    if values is None:
+        return None
+    with np.errstate(all="ignore"):
+        out = _reference(_unwrapped(row), values, params, result)
+    if arithmetic and _flushable(out):
+        return None
+    return _put(out, result, arrays[0].device,
+                arithmetic or all(getattr(a, "_no_tiny", False) for a in arrays))
+
+
+def _reference(fn: Callable, values: Sequence[np.ndarray], params: dict,
+               result: ShapedArray) -> np.ndarray:
+    return np.asarray(fn(*values, **params), result.dtype).reshape(result.shape)
+
+
+def _unwrapped(row: OpDef) -> Callable:
+    """`row`'s reference, without the warnings' silencing its callers here do themselves."""
+    return getattr(row.reference, "__wrapped__", row.reference)
+
+
+def _values(arrays: Sequence[Array | np.ndarray]) -> list[np.ndarray] | None:
+    """The values of `arrays`, None if one holds a flushable float; an Array is looked at
+    on its first use only (arrays are immutable)."""
+    values = []
+    for a in arrays:
+        if type(a) is Array:
+            value = a._to_numpy()
+            if not getattr(a, "_no_tiny", False):
+                if _flushable(value):
+                    return None
+                a._no_tiny = True
+        elif _flushable(value := a):
+            return None
+        values.append(value)
+    return values
+
+
+def _put(value: np.ndarray, aval: ShapedArray, device: Device, checked: bool) -> Array:
+    out = put(value, aval, device)
+    if checked:
+        out._no_tiny = True
+    return out
 
 
 def on_host(arrays: Sequence[Array]) -> bool:
@@ -106,12 +165,15 @@ def on_host(arrays: Sequence[Array]) -> bool:
 
 
 class _Step:
-    __slots__ = ("row", "operands", "params", "result", "on_host")
+    __slots__ = ("row", "fn", "operands", "params", "result", "on_host", "checked")
 
     def __init__(self, row: OpDef, operands: list[int], params: dict, result: ShapedArray,
                  on_host: bool):
         self.row, self.operands, self.params, self.result = row, operands, params, result
+        self.fn = _unwrapped(row)
         self.on_host = on_host  # else the row's shared eager kernel (ROW_REDUCTIONS)
+        # the values a step computes are checked (its operands were, as inputs or results)
+        self.checked = not (on_host and row.has(Trait.DATA_MOVEMENT))
 
 
 Eager = Callable[[OpDef, list[Array], dict], Array]
@@ -119,8 +181,8 @@ Eager = Callable[[OpDef, list[Array], dict], Array]
 
 class HostProgram:
     """A traced eager function run op by op on the host. Called like a `Compiled`; where its
-    operands are not on the host, or a step declines, it calls the compiled kernel that
-    `kernel()` makes (once)."""
+    operands are not on the host, or a value is one compiled code would flush, it calls the
+    compiled kernel that `kernel()` makes (once)."""
 
     def __init__(self, traced: Traced, steps: list[_Step], outputs: list[int],
                  kernel: Callable[[], Compiled], eager: Eager):
@@ -139,36 +201,49 @@ class HostProgram:
             self._compiled = self._kernel()
         return self._compiled
 
-    def _evaluate(self, arrays: Sequence[Array]) -> list[np.ndarray] | None:
-        env: list[np.ndarray] = [a._to_numpy() for a in arrays]
-        device = arrays[0].device  # on_host: there are arrays
-        for step in self._steps:
-            values = [env[i] for i in step.operands]
-            if step.on_host:
-                out = run(step.row, values, step.params, step.result)
-                if out is None:
+    def _evaluate(self, inputs: Sequence[Array | np.ndarray], device: Device) -> Any:
+        """The outputs, put on `device`; None where a value read or computed is flushable."""
+        env = _values(inputs)
+        if env is None:
+            return None
+        with np.errstate(all="ignore"):
+            for step in self._steps:
+                operands = [env[i] for i in step.operands]
+                if step.on_host:
+                    out = _reference(step.fn, operands, step.params, step.result)
+                else:
+                    result = self._eager(step.row, [put(v, ShapedArray(v.shape, v.dtype),
+                                                        device) for v in operands], step.params)
+                    out = np.array(result._to_numpy())  # its own memory: `result` goes now
+                if step.checked and _flushable(out):
                     return None
-            else:
-                result = self._eager(step.row, [put(v, ShapedArray(v.shape, v.dtype), device)
-                                                for v in values], step.params)
-                out = np.array(result._to_numpy())  # its own memory: `result` goes now
-            env.append(out)
-        return [env[i] for i in self._outputs]
-
-    def call_arrays(self, arrays: Sequence[Array]) -> Any:
-        values = self._evaluate(arrays) if on_host(arrays) else None
-        if values is None:
-            return self._fallback().call_arrays(arrays)
-        device = arrays[0].device if arrays else _default_device()
-        outs = [put(v, aval, device) for v, aval in zip(values, self._out_avals, strict=True)]
+                env.append(out)
+        outs = [_put(env[i], aval, device, True)
+                for i, aval in zip(self._outputs, self._out_avals, strict=True)]
         return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
 
+    def call_arrays(self, arrays: Sequence[Array]) -> Any:
+        if on_host(arrays):
+            out = self._evaluate(arrays, arrays[0].device)
+            if out is not None:
+                return out
+        return self._fallback().call_arrays(arrays)
+
     def call_leaves(self, leaves: list[Any]) -> Any:
-        device = next((x.device for x in leaves if type(x) is Array), None) or \
-            _default_device()
-        return self.call_arrays([x if type(x) is Array else put(np.asarray(x), aval, device)
-                                 for x, aval in zip(leaves, self.cache_key.in_avals,
-                                                    strict=True)])
+        """The call on flattened arguments: the values that are not Arrays (Python scalars,
+        NumPy arrays) go straight to the host program, to the device only for the kernel."""
+        avals = self.cache_key.in_avals
+        arrays = [x for x in leaves if type(x) is Array]
+        device = arrays[0].device if arrays else _default_device()
+        if device.platform == "cpu" and (not arrays or on_host(arrays)):
+            out = self._evaluate([x if type(x) is Array else
+                                  np.asarray(x, aval.dtype).reshape(aval.shape)
+                                  for x, aval in zip(leaves, avals, strict=True)], device)
+            if out is not None:
+                return out
+        return self._fallback().call_arrays(
+            [x if type(x) is Array else put(np.asarray(x), aval, device)
+             for x, aval in zip(leaves, avals, strict=True)])
 
 
 def _default_device() -> Device:

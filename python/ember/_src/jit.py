@@ -33,6 +33,13 @@ _NS = tree_util.NAMESPACE
 
 # ----------------------------------------------------------------------------- signatures
 
+# Python scalars whose aval follows from their type and the settings (an int's, within
+# int32's range: a larger one may not fit the default int)
+_SCALAR_TYPES = frozenset((bool, float, complex))
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+_WITH_SCALARS = object()  # ends a fast key with scalars among its arguments
+
+
 def _leaf_aval(x: Any) -> ShapedArray:
     if isinstance(x, (Array, ShapeDtypeStruct, Ref)):
         return x.aval
@@ -104,7 +111,7 @@ class JitFunction:
             return call(args)  # the same aval and settings objects as the latest call
         if _traces.stack:  # nested jit: inline into the enclosing trace
             return self.fun(*args, **kwargs)
-        if not kwargs and self._flat_ok:  # fast path: positional ember.Arrays only
+        if not kwargs and self._flat_ok:  # fast path: positional Arrays and scalars
             if len(args) == 1 and type(args[0]) is Array and not self._eager:
                 # the commonest, without a loop; an entry under one aval takes one array
                 settings, aval = _in_key(), args[0].aval
@@ -115,9 +122,11 @@ class JitFunction:
                     self._latest = (settings, aval, compiled.call_arrays)
                     return out
             else:
-                compiled = self._cache.get(self._fast_key(args) if self._eager else (
-                    _in_key(), *[a.aval for a in args if type(a) is Array]))
-                if compiled is not None and compiled.n_args == len(args):
+                fast = self._fast_key(args)
+                compiled = self._cache.get(fast) if fast is not None else None
+                if compiled is not None:
+                    if fast[-1] is _WITH_SCALARS:
+                        return compiled.call_leaves(list(args))
                     return compiled.call_arrays(args)
         key, leaves = self._key(args, kwargs)
         try:
@@ -126,18 +135,35 @@ class JitFunction:
             raise self._unhashable(key.static) from None
         if compiled is None:
             compiled = self._compile_once(key, args, kwargs)
-        if self._flat_ok and not kwargs and all(type(a) is Array for a in args):
-            self._cache[self._fast_key(args)] = compiled
+        if self._flat_ok and not kwargs:
+            fast = self._fast_key(args)
+            if fast is not None:
+                self._cache[fast] = compiled
         return compiled.call_leaves(leaves)
 
-    def _fast_key(self, args: tuple) -> tuple:
-        """The fast path's key: the settings in the key, and the avals; for eager calls,
-        which run where their operands are, the device too."""
-        avals = [a.aval for a in args if type(a) is Array]
+    def _fast_key(self, args: tuple) -> tuple | None:
+        """The fast path's key for positional Arrays and Python scalars (None for any other
+        argument): the settings in the key, each Array's aval and each scalar's type (which
+        with the settings is its aval); for eager calls, which run where their operands are,
+        the first Array's device too; last, `_WITH_SCALARS` if there are scalars."""
+        parts: list[Any] = [config.in_key()]
+        device, arrays_only = None, True
+        for a in args:
+            t = type(a)
+            if t is Array:
+                parts.append(a.aval)
+                if device is None:
+                    device = a.device
+            elif t in _SCALAR_TYPES or (t is int and _INT32_MIN <= a <= _INT32_MAX):
+                parts.append(t)  # an int out of int32's range: its aval is checked
+                arrays_only = False
+            else:
+                return None
         if self._eager:
-            first = args[0] if args else None
-            return (config.in_key(), first.device if type(first) is Array else None, *avals)
-        return (config.in_key(), *avals)
+            parts.append(device)
+        if not arrays_only:
+            parts.append(_WITH_SCALARS)
+        return tuple(parts)
 
     def _compile_once(self, key: CacheKey, args: tuple, kwargs: dict) -> Compiled:
         """Trace and compile on a miss; threads missing on the same key wait for one."""
