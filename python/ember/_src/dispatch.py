@@ -82,12 +82,24 @@ def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
         if op in host_eval.ROW_REDUCTIONS:
             rows = host_eval.as_rows(arrays[0]._to_numpy(), params["axes"])
             if rows is not None:
-                matrix, shape = rows
                 device = arrays[0].device
-                out = _eager(op, [put(matrix, ShapedArray(matrix.shape, matrix.dtype), device)],
-                             {**params, "axes": (1,)})
-                return put(out._to_numpy().reshape(shape),
-                           ShapedArray(shape, out.dtype), device)
+                out = row_reduction(op, rows, params, device)
+                return put(out, ShapedArray(out.shape, out.dtype), device)
+    return _kernel(op, arrays, params)
+
+
+def row_reduction(op: OpDef, rows: tuple[np.ndarray, tuple], params: dict,
+                  device: Device) -> np.ndarray:
+    """A row reduction (host_eval.ROW_REDUCTIONS) of `rows` (host_eval.as_rows: the matrix
+    and the result's shape) by its one shared kernel, to a host array of its own."""
+    matrix, shape = rows
+    out = _kernel(op, [put(matrix, ShapedArray(matrix.shape, matrix.dtype), device)],
+                  {**params, "axes": (1,)})
+    return np.array(out._to_numpy()).reshape(shape)  # its own memory: `out` goes now
+
+
+def _kernel(op: OpDef, arrays: list[Array], params: dict) -> Array:
+    """`op` on `arrays` by its eager kernel, compiled once per signature."""
     device = arrays[0].device if arrays else default_device()
     x64, default, _ = config.in_key()
     key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)

@@ -176,7 +176,8 @@ class _Step:
         self.checked = not (on_host and row.has(Trait.DATA_MOVEMENT))
 
 
-Eager = Callable[[OpDef, list[Array], dict], Array]
+# A row reduction by its shared kernel (dispatch.row_reduction)
+Eager = Callable[[OpDef, tuple[np.ndarray, tuple], dict, Device], np.ndarray]
 
 
 class HostProgram:
@@ -212,9 +213,9 @@ class HostProgram:
                 if step.on_host:
                     out = _reference(step.fn, operands, step.params, step.result)
                 else:
-                    result = self._eager(step.row, [put(v, ShapedArray(v.shape, v.dtype),
-                                                        device) for v in operands], step.params)
-                    out = np.array(result._to_numpy())  # its own memory: `result` goes now
+                    (value,) = operands
+                    rows = as_rows(value, step.params["axes"]) or (value, value.shape[:1])
+                    out = self._eager(step.row, rows, step.params, device)
                 if step.checked and _flushable(out):
                     return None
                 env.append(out)
@@ -254,7 +255,7 @@ def _default_device() -> Device:
 def program(traced: Traced, kernel: Callable[[], Compiled],
             eager: Eager) -> HostProgram | None:
     """`traced` (at concrete shapes) as a HostProgram, if it is small and every op in it is
-    exact or a row reduction (run by `eager`, the single-op dispatch); else None."""
+    exact or a row reduction (run by `eager`, its shared kernel); else None."""
     avals = [*traced.key.in_avals, *traced.out_avals]
     if traced.hoisted or not small(avals):
         return None

@@ -207,7 +207,7 @@ class JitFunction:
 
             if host_eval.small(key.in_avals) and platform_of(key.device) == "cpu":
                 # op by op, if every op is exact or a row reduction: few or no compiles
-                hosted = host_eval.program(trace(key), kernel, dispatch._eager)
+                hosted = host_eval.program(trace(key), kernel, dispatch.row_reduction)
                 if hosted is not None:
                     return hosted
             return kernel()
