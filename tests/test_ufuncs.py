@@ -241,3 +241,32 @@ def test_erfc_keeps_its_digits_in_the_tail(dtype):
         got = np.asarray(special.erfc(special_values))
     assert_close(got[[0, 1, 3, 4]], np.array([0, 2, 1, 1], dtype))
     assert np.isnan(got[2])
+
+
+@st.composite
+def _quotient_case(draw):
+    dtype = draw(st.sampled_from([F32, F16]))
+    shape, divisor = draw(st.sampled_from([((4, 5), (4, 1)), ((4, 5), ()), ((2, 3), (3,)),
+                                           ((3,), (1,)), ((2, 3), (2, 3))]))
+    magnitude = st.floats(0.125, 100.0, width=16 if dtype == F16 else 32)
+    element = st.one_of(magnitude, magnitude.map(lambda v: -v),
+                        st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan]))
+    return [draw(hnp.arrays(dtype, s, elements=element)) for s in (shape, divisor)]
+
+
+@few_examples(6)
+@given(_quotient_case(), st.booleans())
+def test_division_by_a_broadcast_divisor_is_jaxs(args, under_jit):
+    """x / y with y broadcast to x's shape is x * (1 / y), as XLA's CPU computes it (bit for
+    bit, eagerly and under jit: JAX's jit decides, its eager ops divide); a divisor of x's
+    own shape divides."""
+    x, y = args
+    expected = np.asarray(jax.jit(jnp.true_divide)(x, y))
+    with np.errstate(all="ignore"):
+        if y.shape == x.shape:
+            np.testing.assert_array_equal(expected, x / y)
+        else:
+            np.testing.assert_array_equal(expected, x * (y.dtype.type(1) / y))
+    fn = ember.jit(enp.true_divide) if under_jit else enp.true_divide
+    np.testing.assert_array_equal(np.asarray(fn(x, y)), expected)
+    np.testing.assert_array_equal(np.asarray(ember.jit(lambda a, b: a / b)(x, y)), expected)

@@ -342,7 +342,7 @@ def erf(x: Any) -> Any:
 
 def div(x: Any, y: Any) -> Any:
     """Truncating division for integers (x / 0 is -1), true division for floats."""
-    return _base._nary(ops.DIV)(x, y)
+    return _base._divide(False)(x, y)
 
 
 def rem(x: Any, y: Any) -> Any:

@@ -328,6 +328,30 @@ def _nary(op, to_float: bool = False):
 
 
 @functools.cache
+def _divide(to_float: bool):
+    """x / y as XLA's CPU computes it: a float divisor broadcast to a larger shape (a scalar,
+    a row of sums) is inverted once and multiplied, x * (1 / y), which is JAX's bits and a
+    multiply per element instead of a divide (softmax 4096x1024: 1.57 -> 1.37 ms)."""
+    def impl(x: Any, y: Any) -> Any:
+        dtype, weak = _dt.promote(_dt.dtype_and_weak(x), _dt.dtype_and_weak(y))
+        if to_float and kind(dtype) not in "fc":
+            dtype = _dt.default_float()
+        shape = _shape_of(x, y, name="ember.div")
+        x, y = _lift(x, dtype, weak), _lift(y, dtype, weak)
+        try:
+            if kind(dtype) == "f" and tuple(y.shape) != shape:
+                inverse = bind(ops.DIV, _broadcast(_lift(1, dtype, weak), tuple(y.shape)), y)
+                return bind(ops.MUL, _broadcast(x, shape), _broadcast(inverse, shape))
+            return bind(ops.DIV, _broadcast(x, shape), _broadcast(y, shape))
+        except VerifyError as e:  # a dtype the op does not take (bool / bool, say)
+            raise TypeError(f"ember.div does not support {dtype} arguments ({e}); "
+                            f"convert them with .astype(...) first") from None
+
+    impl.__name__ = impl.__qualname__ = "true_divide" if to_float else "div"
+    return _eager_elementwise(impl)
+
+
+@functools.cache
 def _unary_float(op):
     def impl(x: Any) -> Any:
         dtype, weak = _dt.dtype_and_weak(x)

@@ -35,7 +35,7 @@ _IMPORTED = set(globals())  # what this module defines is exported: the rest
 def add(x, y): return _nary(ops.ADD)(x, y)
 def subtract(x, y): return _nary(ops.SUB)(x, y)
 def multiply(x, y): return _nary(ops.MUL)(x, y)
-def true_divide(x, y): return _nary(ops.DIV, True)(x, y)
+def true_divide(x, y): return _base._divide(True)(x, y)
 def power(x, y):
     """x ** y; a small Python int exponent is multiplications (JAX's integer_pow: exact
     for integers, and its derivative is a product, not a pow)."""
