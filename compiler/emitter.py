@@ -176,24 +176,36 @@ class Emitter:
         return subst["r"]
 
     def generic(self, inputs: list[tuple[str, ShapedArray, str]], out: str, out_aval: ShapedArray,
-                out_map: str, iterators: str, body: Callable[[list[str], str], str]) -> str:
+                out_map: str, iterators: str, body: Callable[[list[str], str], str | list[str]],
+                extra: tuple[tuple[str, ShapedArray, str], ...] = ()) -> str | list[str]:
         """A linalg.generic; `body(block_args, out_arg)` emits the region and returns the
-        value to yield."""
+        value to yield, or one per output: `out` and the `extra` (init, aval, map) outputs,
+        whose block arguments are not handed to `body`. Returns the result, or each."""
+        outs = [(out, out_aval, out_map), *extra]
         name = self.fresh()
-        maps = ", ".join([m for _, _, m in inputs] + [out_map])
+        maps = ", ".join([m for _, _, m in inputs] + [m for _, _, m in outs])
         ins = ", ".join(n for n, _, _ in inputs)
         in_types = ", ".join(ttype(a) for _, a, _ in inputs)
         ins_clause = f" ins({ins} : {in_types})" if inputs else ""
-        self.emit(f"{name} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
-                  f"{iterators}}}{ins_clause} outs({out} : {ttype(out_aval)}) {{")
+        out_types = ", ".join(ttype(a) for _, a, _ in outs)
+        self.emit(f"{name}{f':{len(outs)}' if extra else ''} = linalg.generic {{indexing_maps = "
+                  f"[{maps}], iterator_types = {iterators}}}{ins_clause} outs("
+                  f"{', '.join(n for n, _, _ in outs)} : {out_types}) {{")
         args = [self.fresh("in") for _ in inputs]
-        out_arg = self.fresh("out")
-        block = ", ".join(f"{a}: {etype(av)}" for a, (_, av, _) in zip(args, inputs, strict=True))
-        self.emit(f"^bb0({block}{', ' if block else ''}{out_arg}: {etype(out_aval)}):")
-        result = body(args, out_arg)
-        self.emit(f"  linalg.yield {result} : {etype(out_aval)}")
-        self.emit(f"}} -> {ttype(out_aval)}")
-        return name
+        out_args = [self.fresh("out") for _ in outs]
+        block = ", ".join([f"{a}: {etype(av)}" for a, (_, av, _) in zip(args, inputs, strict=True)]
+                          + [f"{a}: {etype(av)}" for a, (_, av, _) in zip(out_args, outs,
+                                                                          strict=True)])
+        self.emit(f"^bb0({block}):")
+        result = body(args, out_args[0])
+        results = result if isinstance(result, list) else [result]
+        self.emit(f"  linalg.yield {', '.join(results)} : "
+                  f"{', '.join(etype(a) for _, a, _ in outs)}")
+        if not extra:
+            self.emit(f"}} -> {out_types}")
+            return name
+        self.emit(f"}} -> ({out_types})")
+        return [f"{name}#{i}" for i in range(len(outs))]
 
 
 def _unit_groups(shape: tuple) -> list[list[int]]:

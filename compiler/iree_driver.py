@@ -72,6 +72,10 @@ _CPU_FLAGS = (
     # Vectorized float reductions (XLA reassociates them too): softmax 7.2 -> 4.1 ms.
     "--iree-llvmcpu-reassociate-fp-reductions",
     _KEEP_F64,
+    # A dispatch may keep 8 rows of a value it reduces and reads again on its stack (see
+    # fuse.py: softmax's exp, 8 x 4 KiB): twice IREE's default limit, half of the 128 KiB
+    # each task worker's thread has.
+    "--iree-llvmcpu-stack-allocation-limit=65536",
 )
 TARGETS = {
     # Modules that run on the calling thread (small work): IREE's own code for the packed

@@ -274,12 +274,15 @@ def _from_lanes(em: Emitter, columns: list[str], aval: ShapedArray, rows: int,
     return em.reshape(acc, table, aval)
 
 
-def lower_fusion(em, operation, args, avals, params, result) -> str:
+def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
     """One linalg.generic over the root's iteration domain: inputs read with identity or
-    broadcast maps, the members' scalar bodies chained, a reduction root's combiner last."""
+    broadcast maps, the members' scalar bodies chained, a reduction root's combiner last. A
+    second result is the elementwise value the reduction reads, an output of the generic."""
     block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
+    result = eir.aval_of(operation.results[0])
+    keep = len(end.operands) == 2  # (the reduction, the value it reduces): see fuse.py
     if _mistaken_for_a_contraction(operation, block, members):
         # IREE's data tiling takes a sum of f(a) * g(b) for a contraction, f and g unary ops
         # its matcher skips as if they were casts, and drops them: (-a * b).sum(1) came out
@@ -296,9 +299,10 @@ def lower_fusion(em, operation, args, avals, params, result) -> str:
             em.emit(f"{tied} = flow.tensor.tie_shape {hidden} : {ttype(aval)}"
                     f"{{{', '.join(sizes)}}}")
             hidden = tied
-        return _fused(em, block, [root], root.results[0], [hidden], [aval], result,
-                      arguments=[operand])
-    return _fused(em, block, members, end.operands[0], args, avals, result)
+        total = _fused(em, block, [root], root.results[0], [hidden], [aval], result,
+                       arguments=[operand])
+        return [total, product] if keep else total
+    return _fused(em, block, members, end.operands[0], args, avals, result, keep=keep)
 
 
 def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
@@ -352,9 +356,11 @@ def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
 
 
 def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: list,
-           result: ShapedArray, arguments: list | None = None) -> str:
+           result: ShapedArray, arguments: list | None = None,
+           keep: bool = False) -> str | list[str]:
     """The generic computing `out` from the fusion's `arguments` (its block arguments,
-    named `args`) through `members`, the last of which may be a reduction."""
+    named `args`) through `members`, the last of which may be a reduction; `keep`: also
+    the value that reduction reads (its reduced dims trailing), as a second output."""
     arguments = list(block.arguments) if arguments is None else arguments
     root = members[-1]
     root_row, root_avals, root_params = eir.read(root)
@@ -388,7 +394,7 @@ def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: li
                        affine_map(len(order), [f"d{i}" for i in range(len(order))])))
         reads.append(None)
 
-    def body(bargs: list[str], acc: str) -> str:
+    def body(bargs: list[str], acc: str) -> str | list[str]:
         scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs
         chain = [op for op in (members[:-1] if reduce else members)
                  if eir.opdef(op) is not ops.BROADCAST_IN_DIM]
@@ -397,13 +403,21 @@ def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: li
             return scalars[out]
         res = eir.aval_of(root.results[0])
         template = root_row.scalar(kind(res.dtype), root_params)
-        return em.scalar_body(template, [scalars[root.operands[0]], acc], etype(res),
-                              etype(res))
+        total = em.scalar_body(template, [scalars[root.operands[0]], acc], etype(res),
+                               etype(res))
+        return [total, scalars[root.operands[0]]] if keep else total
 
     if reduce:
         out_map = affine_map(len(order), [f"d{i}" for i in range(len(order) - len(axes))])
+        extra = ()
+        if keep:
+            if order != list(range(len(domain))):
+                raise ValueError("ember-lower-to-linalg requires an ember.fusion keeping the "
+                                 "value its reduction reads to reduce its trailing dims")
+            kept = eir.aval_of(root.operands[0])
+            extra = ((em.empty(kept), kept, identity_map(len(order))),)
         return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
-                          out_map, iterators(len(order) - len(axes), len(axes)), body)
+                          out_map, iterators(len(order) - len(axes), len(axes)), body, extra)
     return em.generic(inputs, em.empty(result), result, identity_map(len(order)),
                       iterators(len(order)), body)
 

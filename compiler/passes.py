@@ -12,7 +12,7 @@ from ember.dialect import ir as eir
 
 from .bufferize import Bufferize
 from .canonicalize import Canonicalize
-from .fuse import Fuse
+from .fuse import FUSE_CPU, Fuse
 from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LowerToLinalg
 
@@ -25,7 +25,8 @@ class Pass(Protocol):
 
 
 REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
-                                                  Fuse(), Bufferize(), LowerToLinalg())}
+                                                  Fuse(), FUSE_CPU, Bufferize(),
+                                                  LowerToLinalg())}
 
 
 def as_callable(p: Pass):

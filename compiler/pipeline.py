@@ -28,13 +28,21 @@ EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-unroll-loops"
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 
-def optimize(module: mlir.Module, donated: Sequence[bool] = ()) -> dict[int, int | str]:
-    """The ember phase: Ember's own passes over ember ops, the entry function's arguments
-    flagged `donated` first (ember-bufferize's input, as ember-opt's tests write it).
-    Returns ember-bufferize's decisions for them: the result each holds, or why none."""
+def ember_passes(target: str) -> tuple[str, ...]:
+    """The ember phase's passes for an iree_driver target: CPU ones fuse with ember-fuse-cpu."""
+    if target.partition(":")[0] in iree_driver.TARGETS:
+        return tuple("ember-fuse-cpu" if p == "ember-fuse" else p for p in EMBER_PASSES)
+    return EMBER_PASSES
+
+
+def optimize(module: mlir.Module, donated: Sequence[bool] = (),
+             target: str = "cpu") -> dict[int, int | str]:
+    """The ember phase for `target`: Ember's own passes over ember ops, the entry function's
+    arguments flagged `donated` first (ember-bufferize's input, as ember-opt's tests write
+    it). Returns ember-bufferize's decisions for them: the result each holds, or why none."""
     if any(donated):
         bufferize.mark_donated(walk.entry(module.operation), list(donated))
-    passes.run(module, EMBER_PASSES)
+    passes.run(module, ember_passes(target))
     with eir.LOCK, module.context:
         return bufferize.decisions(walk.entry(module.operation))
 
@@ -177,7 +185,7 @@ def cache_key(ember_text: str, target: str | iree_driver.Target = "cpu",
     return DiskKey((
         ("ir", ember_text),
         ("abi", abi),
-        ("pipeline", " ".join(EMBER_PASSES + LINALG_PASSES)),
+        ("pipeline", " ".join(ember_passes(tgt.name) + LINALG_PASSES)),
         ("ember_version", ember),
         ("iree_version", iree),
         ("target", tgt.name),

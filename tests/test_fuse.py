@@ -2,11 +2,15 @@
 
 import numpy as np
 import pytest
+from conftest import few_examples
+from hypothesis import given
+from hypothesis import strategies as st
+from tolerances import tolerance
 
 import ember
 import ember.numpy as jnp
-from ember.compiler import iree_driver, pipeline
-from helpers import assert_close
+from ember.compiler import fuse, iree_driver, pipeline
+from helpers import assert_close, setting
 
 
 def selu(x):
@@ -118,3 +122,51 @@ def test_layernorm_is_one_dispatch_and_gathers_take_the_plain_target():
 def jax_like_log_softmax(x):
     shifted = x - jnp.max(x, axis=1, keepdims=True)
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
+
+
+def softmax_and_exp(x):
+    e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+    return e / jnp.sum(e, axis=-1, keepdims=True), e
+
+
+@few_examples(6)
+@given(rows=st.integers(1, 24), cols=st.sampled_from([1, 5, 256, 1024, 1025, 2048]),
+       dtype=st.sampled_from([np.float16, np.float32, np.float64]), seed=st.integers(0, 99))
+def test_cpu_fusion_keeps_the_reduced_chain_and_matches_jax(rows, cols, dtype, seed):
+    """ember-fuse-cpu: the exp that softmax's sum and division read is the sum's fusion's
+    second result (rows of at most 4 KiB), also returned; values as NumPy's in float64."""
+    x = np.random.default_rng(seed).normal(scale=4, size=(rows, cols)).astype(dtype)
+    with setting("ember_enable_x64", dtype == np.float64):
+        lowered = ember.jit(softmax_and_exp).lower(x)
+        got = lowered.compile()(x)
+    kept = cols * np.dtype(dtype).itemsize <= fuse.KEPT_ROW_BYTES
+    assert (":2 = linalg.generic" in lowered.as_text("linalg")) == kept
+    wide = x.astype(np.float64)
+    e = np.exp(wide - wide.max(-1, keepdims=True))
+    for a, b in zip(got, (e / e.sum(-1, keepdims=True), e), strict=True):
+        assert_close(a, b.astype(dtype), **tolerance(dtype, approx=True))
+
+
+def test_only_cpu_targets_keep_the_reduced_chain():
+    """IREE's GPU backends fail to distribute a generic with a reduced and a kept output
+    (IREE 3.13): their pipeline fuses with plain ember-fuse, and a softmax compiles for
+    CUDA. On the CPU softmax stays one dispatch, also in a module IREE's aggressive fusion
+    does not take (a loop: the plain target), whose values are right too."""
+    assert "ember-fuse-cpu" in pipeline.ember_passes("cpu-async")
+    assert "ember-fuse-cpu" not in pipeline.ember_passes("cuda:sm_80")
+    x = np.random.default_rng(3).normal(size=(64, 256)).astype(np.float32)
+    cuda = ember.jit(softmax, device="cuda").lower(x)
+    assert ':2 = "ember.fusion"' not in cuda.as_text("ember")
+    cuda.compile()
+    texts, count = _dispatches(softmax, (x,), pipeline.ember_passes("cpu"))
+    assert ":2 = linalg.generic" in texts["linalg"] and count == 1
+
+    def looped(v):
+        return softmax(ember.lax.fori_loop(0, 3, lambda i, a: a * 0.5, v))
+
+    lowered = ember.jit(looped).lower(x)
+    assert ":2 = linalg.generic" in lowered.as_text("linalg")
+    assert iree_driver.attempts(lowered.as_text("linalg"), iree_driver.target("cpu"))[0] == (
+        iree_driver.target("cpu"))
+    e = np.exp(x * 0.125 - (x * 0.125).max(1, keepdims=True))
+    assert_close(lowered.compile()(x), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)

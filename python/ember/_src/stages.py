@@ -93,7 +93,7 @@ class Traced:
         abi = aot.abi(export, placement.target, self.key.in_tree, self.module_in_avals,
                       self.out_tree, self.out_avals, self.donated)
         module = pipeline.clone(self.module)
-        decisions = pipeline.optimize(module, self.donated)
+        decisions = pipeline.optimize(module, self.donated, placement.target)
         texts = {"traced": self.ir, "ember": str(module)}
         pipeline.lower(module, export, {aot.ABI_KEY: abi})
         texts["linalg"] = str(module)
