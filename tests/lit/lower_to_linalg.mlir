@@ -167,12 +167,13 @@ func.func @upstream_only(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // A reduction to a few elements over 2^18 or more splits its largest run of reduced axes
-// into 256 chunks (a parallel dim), then reduces the partials; it must not split where no
-// chunk count from 16 to 256 divides the run (here 262147 is prime).
+// into up to 1024 chunks of at least 1024 elements (a parallel dim: 64 here), then reduces
+// the partials; it must not split where no chunk count from 16 to 1024 divides the run
+// (here 262147 is prime).
 // CHECK-LABEL: func.func @split_reductions
-// CHECK: tensor.expand_shape {{.*}} output_shape [2, 3, 256, 256]
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}}outs({{.*}}tensor<3x256xf32>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}tensor<3x256xf32>{{.*}}outs({{.*}}tensor<3xf32>)
+// CHECK: tensor.expand_shape {{.*}} output_shape [2, 3, 64, 1024]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}}outs({{.*}}tensor<3x64xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}}tensor<3x64xf32>{{.*}}outs({{.*}}tensor<3xf32>)
 // CHECK: arith.maximumf
 // CHECK-NOT: expand_shape
 // CHECK: return
