@@ -103,10 +103,15 @@ _NOT_FOR_AGGRESSIVE_FUSION = re.compile(r"\bscf\.|tensor\.extract ")
 _NO_CONST_EVAL = "--iree-opt-const-eval=false"
 
 
+def is_cpu(target: str) -> bool:
+    """Whether a target name ("cpu", "cpu-async", "cuda:sm_80", ...) is a CPU one."""
+    return target.partition(":")[0] in TARGETS
+
+
 def attempts(text: str, tgt: Target) -> tuple[Target, ...]:
     """The targets to compile `text` for, in turn, until one succeeds."""
     last = (tgt, _with(tgt, _NO_CONST_EVAL))
-    if tgt.name.partition(":")[0] not in TARGETS or _NOT_FOR_AGGRESSIVE_FUSION.search(text):
+    if not is_cpu(tgt.name) or _NOT_FOR_AGGRESSIVE_FUSION.search(text):
         return last
     return (_with(tgt, _AGGRESSIVE_FUSION), *last)
 

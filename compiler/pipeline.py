@@ -30,7 +30,7 @@ LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 def ember_passes(target: str) -> tuple[str, ...]:
     """The ember phase's passes for an iree_driver target: CPU ones fuse with ember-fuse-cpu."""
-    if target.partition(":")[0] in iree_driver.TARGETS:
+    if iree_driver.is_cpu(target):
         return tuple("ember-fuse-cpu" if p == "ember-fuse" else p for p in EMBER_PASSES)
     return EMBER_PASSES
 
@@ -179,7 +179,7 @@ def cache_key(ember_text: str, target: str | iree_driver.Target = "cpu",
     tgt = iree_driver.target(target) if isinstance(target, str) else target
     ember, iree = _versions()
     cpu = ()
-    if tgt.name.partition(":")[0] in iree_driver.TARGETS:  # "host" compiles for this machine's CPU
+    if iree_driver.is_cpu(tgt.name):  # "host" compiles for this machine's CPU
         name, features = iree_driver.cpu_features(tgt)
         cpu = (("cpu", f"{name} {','.join(sorted(features))}"),)
     return DiskKey((

@@ -132,7 +132,7 @@ def softmax_and_exp(x):
 @few_examples(6)
 @given(rows=st.integers(1, 24), cols=st.sampled_from([1, 5, 256, 1024, 1025, 2048]),
        dtype=st.sampled_from([np.float16, np.float32, np.float64]), seed=st.integers(0, 99))
-def test_cpu_fusion_keeps_the_reduced_chain_and_matches_jax(rows, cols, dtype, seed):
+def test_cpu_fusion_keeps_the_reduced_chain_and_matches_numpy(rows, cols, dtype, seed):
     """ember-fuse-cpu: the exp that softmax's sum and division read is the sum's fusion's
     second result (rows of at most 4 KiB), also returned; values as NumPy's in float64."""
     x = np.random.default_rng(seed).normal(scale=4, size=(rows, cols)).astype(dtype)
