@@ -178,9 +178,9 @@ class Emitter:
     def generic(self, inputs: list[tuple[str, ShapedArray, str]], out: str, out_aval: ShapedArray,
                 out_map: str, iterators: str, body: Callable[[list[str], str], str | list[str]],
                 extra: tuple[tuple[str, ShapedArray, str], ...] = ()) -> str | list[str]:
-        """A linalg.generic; `body(block_args, out_arg)` emits the region and returns the
+        """A linalg.generic; `body(block_args, *out_args)` emits the region and returns the
         value to yield, or one per output: `out` and the `extra` (init, aval, map) outputs,
-        whose block arguments are not handed to `body`. Returns the result, or each."""
+        each with its block argument in `out_args`. Returns the result, or each."""
         outs = [(out, out_aval, out_map), *extra]
         name = self.fresh()
         maps = ", ".join([m for _, _, m in inputs] + [m for _, _, m in outs])
@@ -197,7 +197,7 @@ class Emitter:
                           + [f"{a}: {etype(av)}" for a, (_, av, _) in zip(out_args, outs,
                                                                           strict=True)])
         self.emit(f"^bb0({block}):")
-        result = body(args, out_args[0])
+        result = body(args, *out_args)
         results = result if isinstance(result, list) else [result]
         self.emit(f"  linalg.yield {', '.join(results)} : "
                   f"{', '.join(etype(a) for _, a, _ in outs)}")

@@ -14,7 +14,9 @@ reduction's and the chain's. IREE fuses the chain into every op reading it, and 
 softmax's exp twice, once for the sum and once for the division; a generic with both
 outputs has IREE's CPU backend keep a tile of the rows in a stack buffer instead (softmax
 4096x1024: 1.30 -> 1.03 ms, best of 20 interleaved rounds). GPU backends fail to
-distribute such a generic (IREE 3.13).
+distribute such a generic (IREE 3.13). It also fuses sibling reductions, over the same dims
+of inputs they share (Σx and Σx², as ember-moments writes a variance), into one fusion
+with a result each: one generic, one pass over the data.
 """
 
 from __future__ import annotations
@@ -46,15 +48,16 @@ def _joinable(op: mlir.Operation, domain: tuple[int, ...]) -> bool:
     return row.has(Trait.ELEMENTWISE) or row is ops.BROADCAST_IN_DIM
 
 
-def _group(root: mlir.Operation, block: mlir.Block, claimed: set,
+def _group(roots: list[mlir.Operation], claimed: set,
            order: dict[mlir.Operation, int]) -> list[mlir.Operation]:
-    """The root and the producers that join it, in block order. A producer joins once all
-    its users have joined (a count of its uses outside, less one as each joins), so each
-    member's operands are looked at once: linear in the group's size, also for a constant
-    that a thousand members share."""
+    """The roots (of one iteration domain) and the producers that join them, in block
+    order. A producer joins once all its users have joined (a count of its uses outside,
+    less one as each joins), so each member's operands are looked at once: linear in the
+    group's size, also for a constant that a thousand members share."""
+    root = roots[0]
     row = eir.opdef(root)
     domain = _shape(root.operands[0] if row.has(Trait.REDUCTION) else root.results[0])
-    members, work = {root}, [root]
+    members, work = set(roots), list(roots)
     unjoined: dict[mlir.Operation, int] = {}  # producer -> its uses outside the group
     while work:
         member = work.pop()
@@ -89,25 +92,29 @@ def _feeds_reduction(root: mlir.Operation) -> bool:
                for r in root.results for u in r.uses)
 
 
-def _outline(group: list[mlir.Operation], kept: mlir.Operation | None = None) -> None:
-    """Move `group` into the region of a new ember.fusion that replaces its root (and the
-    member `kept`, whose value is then its second result)."""
-    root = group[-1]
+def _inputs(group: list[mlir.Operation]) -> list[mlir.Value]:
+    """The values the group's members read from outside it, in order, without repeats."""
     members = set(group)
-    inputs: dict[mlir.Value, None] = {}  # ordered, without repeats
+    inputs: dict[mlir.Value, None] = {}
     for op in group:
         for v in op.operands:
             if producer(v) not in members:
                 inputs.setdefault(v)
-    inputs = list(inputs)
-    outputs = [root] if kept is None else [root, kept]
+    return list(inputs)
+
+
+def _outline(group: list[mlir.Operation], outputs: list[mlir.Operation],
+             at: mlir.Operation) -> None:
+    """Move `group` into the region of a new ember.fusion, placed before its member `at`,
+    whose results replace those of the members `outputs`."""
+    inputs = _inputs(group)
     results = tuple(eir.aval_of(op.results[0]) for op in outputs)
-    with mlir.InsertionPoint(root), root.location:
+    with mlir.InsertionPoint(at), at.location:
         fusion = eir.build(ops.FUSION, inputs, {"results": results}, results, regions=1)
     block = mlir.Block.create_at_start(fusion.regions[0], [v.type for v in inputs],
-                                       [root.location] * len(inputs))
+                                       [at.location] * len(inputs))
     mapping = dict(zip(inputs, block.arguments, strict=True))
-    with mlir.InsertionPoint(block), root.location:
+    with mlir.InsertionPoint(block), at.location:
         for op in group:
             new = op.clone()
             for i, v in enumerate(op.operands):
@@ -163,7 +170,8 @@ def fuse_block(block: mlir.Block, in_loop: bool = False, keep_reduced: bool = Fa
                 inner_loop = in_loop or row in (ops.FOR, ops.WHILE)
                 made += fuse_block(inner, inner_loop, keep_reduced and not inner_loop)
     claimed: set = set()
-    groups = []
+    siblings: set = set()  # reductions in fusions of several
+    groups = []  # (members, the members whose results the fusion has, the member it goes before)
     block_ops = [o.operation for o in block.operations]
     order = {op: i for i, op in enumerate(block_ops)}  # also: which ops are in this block
     for op in reversed(block_ops):
@@ -175,16 +183,60 @@ def fuse_block(block: mlir.Block, in_loop: bool = False, keep_reduced: bool = Fa
             continue
         if row.has(Trait.REDUCTION) and _split_later(op):
             continue
-        group = _group(op, block, claimed, order)
+        roots = [op]
+        if keep_reduced and row.has(Trait.REDUCTION):
+            roots = _siblings(op, claimed, order)
+        group = _group(roots, claimed, order)
         claimed.update(group)
-        if not _feeds_reduction(op):
+        if len(roots) > 1:
+            siblings.update(roots)
+            roots.sort(key=order.__getitem__)
+            groups.append((group, roots, roots[0]))
+        elif not _feeds_reduction(op):
             if sum(eir.opdef(m) is not ops.CONSTANT for m in group) >= 2:
-                groups.append((group, None))
-        elif keep_reduced and (reducer := _reducer_to_join(op, order)):
-            groups.append((sorted([*group, reducer], key=order.__getitem__), op))
-    for group, kept in groups:  # after grouping: outlining erases ops, and erased ops are invalid
-        _outline(group, kept)
+                groups.append((group, [op], op))
+        elif (keep_reduced and (reducer := _reducer_to_join(op, order))
+              and reducer not in siblings):
+            group = sorted([*group, reducer], key=order.__getitem__)
+            groups.append((group, [reducer, op], reducer))
+    for group, outputs, at in groups:  # after grouping: outlining erases ops, which are
+        _outline(group, outputs, at)     # invalid afterwards
     return made + len(groups)
+
+
+def _siblings(root: mlir.Operation, claimed: set,
+              order: dict[mlir.Operation, int]) -> list[mlir.Operation]:
+    """`root` and the earlier reductions that join it in one fusion (ember-fuse-cpu): over
+    the same dims of the same domain, in one step, sharing an input with it, and computable
+    where the earliest of them is (the inputs of them all defined before it, no result read
+    by another). The fusion reads the shared input once: Σx and Σx² in one pass."""
+    axes = sorted(eir.read(root)[2]["axes"])
+    domain = _shape(root.operands[0])
+    shared = _inputs(_group([root], claimed, order))
+    candidates, seen, work = set(), set(shared), list(shared)
+    while work:  # the reductions reading a shared input through ops over the domain
+        for use in work.pop().uses:
+            op = use.owner.operation
+            row = eir.opdef(op)
+            if op in claimed or op not in order or order[op] >= order[root] or row is None:
+                continue
+            if (row.has(Trait.REDUCTION) and _shape(op.operands[0]) == domain
+                    and sorted(eir.read(op)[2]["axes"]) == axes and not _split_later(op)):
+                candidates.add(op)
+            elif _joinable(op, domain) and op.results[0] not in seen:
+                seen.add(op.results[0])
+                work.append(op.results[0])
+    roots = [root]
+    for op in sorted(candidates, key=order.__getitem__, reverse=True):
+        trial = [op, *roots]
+        group = _group(trial, claimed, order)
+        first = order[op]
+        results = {r.results[0] for r in trial}
+        if all((p := producer(v)) is None or p not in order or order[p] < first
+               for v in _inputs(group)) and not any(v in results for m in group
+                                                    for v in m.operands):
+            roots = trial
+    return roots
 
 
 @dataclass(frozen=True)

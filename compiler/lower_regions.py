@@ -276,21 +276,21 @@ def _from_lanes(em: Emitter, columns: list[str], aval: ShapedArray, rows: int,
 
 def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
     """One linalg.generic over the root's iteration domain: inputs read with identity or
-    broadcast maps, the members' scalar bodies chained, a reduction root's combiner last. A
-    second result is the elementwise value the reduction reads, an output of the generic."""
+    broadcast maps, the members' scalar bodies chained, a reduction root's combiner last.
+    Further results (see fuse.py) are sibling reductions over the same dims, combined in the
+    same generic, or the elementwise value the reduction reads, an output of the generic."""
     block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
-    result = eir.aval_of(operation.results[0])
-    keep = len(end.operands) == 2  # (the reduction, the value it reduces): see fuse.py
-    if _mistaken_for_a_contraction(operation, block, members):
+    outs = list(end.operands)
+    if len(outs) == 1 and _mistaken_for_a_contraction(operation, block, members):
         # IREE's data tiling takes a sum of f(a) * g(b) for a contraction, f and g unary ops
         # its matcher skips as if they were casts, and drops them: (-a * b).sum(1) came out
         # as (a * b).sum(1) (IREE 3.13). The product is computed by a dispatch of its own,
         # behind a barrier IREE does not fuse across, and the sum reads it.
         operand = root.operands[0]
         aval = eir.aval_of(operand)
-        product = _fused(em, block, members[:-1], operand, args, avals, aval)
+        product = _fused(em, block, members[:-1], [operand], args, avals)
         hidden = em.fresh()
         em.emit(f"{hidden} = util.optimization_barrier {product} : {ttype(aval)}")
         sizes = [em.size(d) for d in aval.shape if isinstance(d, Dim)]
@@ -299,10 +299,9 @@ def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
             em.emit(f"{tied} = flow.tensor.tie_shape {hidden} : {ttype(aval)}"
                     f"{{{', '.join(sizes)}}}")
             hidden = tied
-        total = _fused(em, block, [root], root.results[0], [hidden], [aval], result,
-                       arguments=[operand])
-        return [total, product] if keep else total
-    return _fused(em, block, members, end.operands[0], args, avals, result, keep=keep)
+        return _fused(em, block, [root], [root.results[0]], [hidden], [aval],
+                      arguments=[operand])
+    return _fused(em, block, members, outs, args, avals)
 
 
 def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
@@ -355,17 +354,19 @@ def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
                                                                    len(summed) >= 2))
 
 
-def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: list,
-           result: ShapedArray, arguments: list | None = None,
-           keep: bool = False) -> str | list[str]:
-    """The generic computing `out` from the fusion's `arguments` (its block arguments,
-    named `args`) through `members`, the last of which may be a reduction; `keep`: also
-    the value that reduction reads (its reduced dims trailing), as a second output."""
+def _fused(em, block, members: list, outs: list[mlir.Value], args: list[str], avals: list,
+           arguments: list | None = None) -> str | list[str]:
+    """The generic computing `outs` from the fusion's `arguments` (its block arguments,
+    named `args`) through `members`. The first may be a reduction's; the others are then
+    reductions over the same dims, or values those reductions read (their reduced dims
+    trailing), kept as outputs. One result, or one per out."""
     arguments = list(block.arguments) if arguments is None else arguments
-    root = members[-1]
+    roots = [producer(v) for v in outs]
+    root = roots[0]
     root_row, root_avals, root_params = eir.read(root)
+    result = eir.aval_of(outs[0])
     reduce = root_row.has(Trait.REDUCTION)
-    domain = root_avals[0].shape if reduce else eir.aval_of(root.results[0]).shape
+    domain = root_avals[0].shape if reduce else result.shape
     axes = tuple(root_params["axes"]) if reduce else ()
     order = [d for d in range(len(domain)) if d not in axes] + list(axes)  # parallel first
     inputs, reads = [], []  # generic inputs (name, aval, map); the region value each feeds
@@ -394,30 +395,37 @@ def _fused(em, block, members: list, out: mlir.Value, args: list[str], avals: li
                        affine_map(len(order), [f"d{i}" for i in range(len(order))])))
         reads.append(None)
 
-    def body(bargs: list[str], acc: str) -> str | list[str]:
+    reduced = {v for v, r in zip(outs, roots, strict=True) if eir.opdef(r).has(Trait.REDUCTION)}
+
+    def body(bargs: list[str], *accs: str) -> str | list[str]:
         scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs
-        chain = [op for op in (members[:-1] if reduce else members)
-                 if eir.opdef(op) is not ops.BROADCAST_IN_DIM]
+        chain = [op for op in members if eir.opdef(op) is not ops.BROADCAST_IN_DIM
+                 and op.results[0] not in reduced]
         _scalar_chain(em, chain, scalars)
         if not reduce:
-            return scalars[out]
-        res = eir.aval_of(root.results[0])
-        template = root_row.scalar(kind(res.dtype), root_params)
-        total = em.scalar_body(template, [scalars[root.operands[0]], acc], etype(res),
-                               etype(res))
-        return [total, scalars[root.operands[0]]] if keep else total
+            return scalars[outs[0]]
+        yields = []
+        for v, op, acc in zip(outs, roots, accs, strict=True):
+            if v not in reduced:  # a kept value
+                yields.append(scalars[v])
+                continue
+            row, _, params = eir.read(op)
+            template = row.scalar(kind(eir.aval_of(v).dtype), params)
+            yields.append(em.scalar_body(template, [scalars[op.operands[0]], acc],
+                                         etype(eir.aval_of(v)), etype(eir.aval_of(v))))
+        return yields if len(yields) > 1 else yields[0]
 
-    if reduce:
-        out_map = affine_map(len(order), [f"d{i}" for i in range(len(order) - len(axes))])
-        extra = ()
-        if keep:
-            if order != list(range(len(domain))):
-                raise ValueError("ember-lower-to-linalg requires an ember.fusion keeping the "
-                                 "value its reduction reads to reduce its trailing dims")
-            kept = eir.aval_of(root.operands[0])
-            extra = ((em.empty(kept), kept, identity_map(len(order))),)
-        return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
-                          out_map, iterators(len(order) - len(axes), len(axes)), body, extra)
-    return em.generic(inputs, em.empty(result), result, identity_map(len(order)),
-                      iterators(len(order)), body)
+    if not reduce:
+        return em.generic(inputs, em.empty(result), result, identity_map(len(order)),
+                          iterators(len(order)), body)
+    out_map = affine_map(len(order), [f"d{i}" for i in range(len(order) - len(axes))])
+    if len(reduced) < len(outs) and order != list(range(len(domain))):
+        raise ValueError("ember-lower-to-linalg requires an ember.fusion keeping the "
+                         "value its reduction reads to reduce its trailing dims")
+    extra = tuple((em.filled(a, eir.opdef(r).init(a.dtype)), a, out_map) if v in reduced
+                  else (em.empty(a), a, identity_map(len(order)))
+                  for v, r in zip(outs[1:], roots[1:], strict=True)
+                  for a in [eir.aval_of(v)])
+    return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
+                      out_map, iterators(len(order) - len(axes), len(axes)), body, extra)
 

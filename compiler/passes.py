@@ -15,6 +15,7 @@ from .canonicalize import Canonicalize
 from .fuse import FUSE_CPU, Fuse
 from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LowerToLinalg
+from .moments import Moments
 
 
 class Pass(Protocol):
@@ -25,7 +26,7 @@ class Pass(Protocol):
 
 
 REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
-                                                  Fuse(), FUSE_CPU, Bufferize(),
+                                                  Moments(), Fuse(), FUSE_CPU, Bufferize(),
                                                   LowerToLinalg())}
 
 

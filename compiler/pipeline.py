@@ -29,9 +29,11 @@ LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 
 def ember_passes(target: str) -> tuple[str, ...]:
-    """The ember phase's passes for an iree_driver target: CPU ones fuse with ember-fuse-cpu."""
+    """The ember phase's passes for an iree_driver target: CPU ones fuse with ember-fuse-cpu,
+    after ember-moments."""
     if iree_driver.is_cpu(target):
-        return tuple("ember-fuse-cpu" if p == "ember-fuse" else p for p in EMBER_PASSES)
+        return tuple(q for p in EMBER_PASSES for q in (
+            ("ember-moments", "ember-fuse-cpu") if p == "ember-fuse" else (p,)))
     return EMBER_PASSES
 
 

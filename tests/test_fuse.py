@@ -1,5 +1,7 @@
 """ember-fuse: fused programs give the same answers and never more dispatches."""
 
+import jax  # the oracle (a test dependency)
+import jax.numpy as jax_np
 import numpy as np
 import pytest
 from conftest import few_examples
@@ -170,3 +172,57 @@ def test_only_cpu_targets_keep_the_reduced_chain():
         iree_driver.target("cpu"))
     e = np.exp(x * 0.125 - (x * 0.125).max(1, keepdims=True))
     assert_close(lowered.compile()(x), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def moments(np_, x):
+    """layernorm, var and std over the last axis, written with `np_` (Ember's or JAX's)."""
+    m = np_.mean(x, axis=-1, keepdims=True)
+    v = np_.mean((x - m) ** 2, axis=-1, keepdims=True)
+    return (x - m) / np_.sqrt(v + 1e-5), np_.var(x, axis=-1), np_.std(x, axis=-1)
+
+
+@few_examples(8)
+@given(rows=st.integers(1, 9), cols=st.sampled_from([1, 2, 7, 256, 1024, 1031]),
+       offset=st.sampled_from([0.0, 1.0, -300.0, 1e4]),
+       scale=st.sampled_from([1e-3, 1.0, 1e3]),
+       shape=st.sampled_from(["normal", "outlier first", "constant"]),
+       seed=st.integers(0, 99))
+def test_one_pass_variance_matches_numpy_on_ill_conditioned_rows(rows, cols, offset, scale,
+                                                                 shape, seed):
+    """ember-moments: the variance of float32 rows from Σx and Σx² in float64, in one pass,
+    against NumPy's two passes in float64 on the same data, and as close as JAX's: rows far
+    from zero (|mean| / std up to 1e7), an outlier as the first element, constant rows
+    (variance 0, never negative: std is no NaN)."""
+    rng = np.random.default_rng(seed)
+    x = offset + scale * rng.normal(size=(rows, cols))
+    if shape == "outlier first":
+        x[:, 0] = offset + 1e3 * scale * np.sqrt(cols)
+    if shape == "constant":
+        x[:] = offset + scale
+    x = x.astype(np.float32)
+    lowered = ember.jit(lambda v: moments(jnp, v)).lower(x)
+    if cols > 1:  # (a sum over one element is the element: no sums left)
+        assert '"ember.convert"' in lowered.as_text("ember")  # the rewrite fired
+    got = lowered.compile()(x)
+    wide = x.astype(np.float64)
+    mean = wide.mean(-1, keepdims=True)
+    var = ((wide - mean) ** 2).mean(-1, keepdims=True)
+    # Both forms deviate from a float32 mean m: |m - mean| ~ 2^-24 |mean|, which adds
+    # (m - mean)^2 to the variance and shifts each deviation.
+    shift = 4 * 2.0**-24 * np.abs(mean[:, 0])
+    normed = (wide - mean) / np.sqrt(var + 1e-5)
+    want = (normed, var[:, 0], np.sqrt(var[:, 0]))
+    bounds = (1e-4 * np.abs(normed) + (shift / np.sqrt(var[:, 0] + 1e-5))[:, None],
+              1e-5 * want[1] + shift**2, 1e-5 * want[2] + shift)
+    theirs = jax.jit(lambda v: moments(jax_np, v))(x)
+    for ours, jaxs, exact, bound in zip(got, theirs, want, bounds, strict=True):
+        ours = np.asarray(ours, np.float64)
+        err, jax_err = np.abs(ours - exact), np.abs(np.asarray(jaxs, np.float64) - exact)
+        assert np.all(err <= np.maximum(bound, 2 * jax_err)), (err, jax_err, exact)
+    assert np.all(np.asarray(got[1]) >= 0)
+
+
+def test_moments_only_for_cpu_targets():
+    """GPU backends keep the two-pass form (float64 is slow or missing there)."""
+    assert "ember-moments" in pipeline.ember_passes("cpu")
+    assert "ember-moments" not in pipeline.ember_passes("cuda:sm_80")
