@@ -204,6 +204,11 @@ def fuse_block(block: mlir.Block, in_loop: bool = False, keep_reduced: bool = Fa
     return made + len(groups)
 
 
+# How far _siblings looks: uses followed from the root's inputs, nearest candidates tried
+# (bounded, so that a thousand sums of one array cost linear time).
+SIBLING_USES, SIBLING_CANDIDATES = 256, 8
+
+
 def _siblings(root: mlir.Operation, claimed: set,
               order: dict[mlir.Operation, int]) -> list[mlir.Operation]:
     """`root` and the earlier reductions that join it in one fusion (ember-fuse-cpu): over
@@ -214,8 +219,10 @@ def _siblings(root: mlir.Operation, claimed: set,
     domain = _shape(root.operands[0])
     shared = _inputs(_group([root], claimed, order))
     candidates, seen, work = set(), set(shared), list(shared)
-    while work:  # the reductions reading a shared input through ops over the domain
+    budget = SIBLING_USES
+    while work and budget > 0:  # the reductions reading a shared input
         for use in work.pop().uses:
+            budget -= 1
             op = use.owner.operation
             row = eir.opdef(op)
             if op in claimed or op not in order or order[op] >= order[root] or row is None:
@@ -226,8 +233,11 @@ def _siblings(root: mlir.Operation, claimed: set,
             elif _joinable(op, domain) and op.results[0] not in seen:
                 seen.add(op.results[0])
                 work.append(op.results[0])
+            if budget == 0:
+                break
     roots = [root]
-    for op in sorted(candidates, key=order.__getitem__, reverse=True):
+    nearest = sorted(candidates, key=order.__getitem__, reverse=True)[:SIBLING_CANDIDATES]
+    for op in nearest:
         trial = [op, *roots]
         group = _group(trial, claimed, order)
         first = order[op]
