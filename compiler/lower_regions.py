@@ -283,7 +283,8 @@ def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
     outs = list(end.operands)
-    if len(outs) == 1 and _mistaken_for_a_contraction(operation, block, members):
+    keep = len(outs) == 2 and not eir.opdef(producer(outs[1])).has(Trait.REDUCTION)
+    if len(outs) - keep == 1 and _mistaken_for_a_contraction(operation, block, members):
         # IREE's data tiling takes a sum of f(a) * g(b) for a contraction, f and g unary ops
         # its matcher skips as if they were casts, and drops them: (-a * b).sum(1) came out
         # as (a * b).sum(1) (IREE 3.13). The product is computed by a dispatch of its own,
@@ -299,8 +300,9 @@ def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
             em.emit(f"{tied} = flow.tensor.tie_shape {hidden} : {ttype(aval)}"
                     f"{{{', '.join(sizes)}}}")
             hidden = tied
-        return _fused(em, block, [root], [root.results[0]], [hidden], [aval],
-                      arguments=[operand])
+        total = _fused(em, block, [root], [root.results[0]], [hidden], [aval],
+                       arguments=[operand])
+        return [total, product] if keep else total
     return _fused(em, block, members, outs, args, avals)
 
 
