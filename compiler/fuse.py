@@ -39,6 +39,10 @@ def _shape(value: mlir.Value) -> tuple[int, ...]:
     return eir.aval_of(value).shape
 
 
+def axes_of(reduction: mlir.Operation) -> list[int]:
+    return sorted(eir.read(reduction)[2]["axes"])
+
+
 def _joinable(op: mlir.Operation, domain: tuple[int, ...]) -> bool:
     row = eir.opdef(op)
     if row is None or len(op.results) != 1 or _shape(op.results[0]) != domain:
@@ -146,7 +150,7 @@ def _reducer_to_join(root: mlir.Operation, order: dict[mlir.Operation, int]
         return None
     reducer = reducers[0]
     x = eir.aval_of(root.results[0])
-    axes = sorted(eir.read(reducer)[2]["axes"])
+    axes = axes_of(reducer)
     if symbolic(x.shape) or axes != list(range(len(x.shape) - len(axes), len(x.shape))):
         return None
     if int(np.prod([x.shape[a] for a in axes])) * x.dtype.itemsize > KEPT_ROW_BYTES:
@@ -215,7 +219,7 @@ def _siblings(root: mlir.Operation, claimed: set,
     the same dims of the same domain, in one step, sharing an input with it, and computable
     where the earliest of them is (the inputs of them all defined before it, no result read
     by another). The fusion reads the shared input once: Σx and Σx² in one pass."""
-    axes = sorted(eir.read(root)[2]["axes"])
+    axes = axes_of(root)
     domain = _shape(root.operands[0])
     shared = _inputs(_group([root], claimed, order))
     candidates, seen, work = set(), set(shared), list(shared)
@@ -228,7 +232,7 @@ def _siblings(root: mlir.Operation, claimed: set,
             if op in claimed or op not in order or order[op] >= order[root] or row is None:
                 continue
             if (row.has(Trait.REDUCTION) and _shape(op.operands[0]) == domain
-                    and sorted(eir.read(op)[2]["axes"]) == axes and not _split_later(op)):
+                    and axes_of(op) == axes and not _split_later(op)):
                 candidates.add(op)
             elif _joinable(op, domain) and op.results[0] not in seen:
                 seen.add(op.results[0])

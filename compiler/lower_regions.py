@@ -424,10 +424,11 @@ def _fused(em, block, members: list, outs: list[mlir.Value], args: list[str], av
     if len(reduced) < len(outs) and order != list(range(len(domain))):
         raise ValueError("ember-lower-to-linalg requires an ember.fusion keeping the "
                          "value its reduction reads to reduce its trailing dims")
-    extra = tuple((em.filled(a, eir.opdef(r).init(a.dtype)), a, out_map) if v in reduced
-                  else (em.empty(a), a, identity_map(len(order)))
-                  for v, r in zip(outs[1:], roots[1:], strict=True)
-                  for a in [eir.aval_of(v)])
+    extra = []  # a reduced output starts at its combiner's identity; a kept one is written
+    for v, r in zip(outs[1:], roots[1:], strict=True):
+        a = eir.aval_of(v)
+        extra.append((em.filled(a, eir.opdef(r).init(a.dtype)), a, out_map) if v in reduced
+                     else (em.empty(a), a, identity_map(len(order))))
     return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
-                      out_map, iterators(len(order) - len(axes), len(axes)), body, extra)
+                      out_map, iterators(len(order) - len(axes), len(axes)), body, tuple(extra))
 

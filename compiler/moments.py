@@ -30,14 +30,11 @@ from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.types import ShapedArray, symbolic
 
+from .fuse import axes_of
 from .split_reduction import split_reduction
-from .walk import body, functions, producer
+from .walk import body, functions, has_uses, producer
 
 F64 = np.dtype(np.float64)
-
-
-def _axes(op: mlir.Operation) -> list[int]:
-    return sorted(eir.read(op)[2]["axes"])
 
 
 def _of(value: mlir.Value, row) -> mlir.Operation | None:
@@ -70,7 +67,8 @@ def _depends_on(value: mlir.Value, target: mlir.Operation,
 
 
 def _match(q: mlir.Operation, order: dict) -> tuple | None:
-    """(x, m, the sum of x) for q = Σ((x - broadcast(m))²) with m computed from Σx."""
+    """(x, m, the sum of x, the ops from q back to the broadcast) for
+    q = Σ((x - broadcast(m))²) with m computed from Σx."""
     if eir.opdef(q) is not ops.REDUCE_SUM or eir.aval_of(q.results[0]).dtype != np.float32:
         return None
     square = _of(q.operands[0], ops.MUL)
@@ -81,7 +79,7 @@ def _match(q: mlir.Operation, order: dict) -> tuple | None:
     if spread is None:
         return None
     x, mean = dev.operands[0], spread.operands[0]
-    domain, axes = eir.aval_of(x).shape, _axes(q)
+    domain, axes = eir.aval_of(x).shape, axes_of(q)
     if (symbolic(domain) or eir.aval_of(x).dtype != np.float32
             or split_reduction(ShapedArray(domain, F64), axes,
                                ShapedArray(eir.aval_of(q.results[0]).shape, F64)) is not None
@@ -90,9 +88,9 @@ def _match(q: mlir.Operation, order: dict) -> tuple | None:
         return None
     for use in x.uses:
         s = use.owner.operation
-        if (eir.opdef(s) is ops.REDUCE_SUM and s in order and _axes(s) == axes
+        if (eir.opdef(s) is ops.REDUCE_SUM and s in order and axes_of(s) == axes
                 and _depends_on(mean, s, order)):
-            return x, mean, s
+            return x, mean, s, (q, square, dev, spread)
     return None
 
 
@@ -100,8 +98,10 @@ def _build(row, operands: list[mlir.Value], result: ShapedArray, **params) -> ml
     return eir.build(row, operands, params, result).results[0]
 
 
-def _rewrite(q: mlir.Operation, x: mlir.Value, mean: mlir.Value, s: mlir.Operation) -> None:
-    axes = _axes(q)
+def _rewrite(x: mlir.Value, mean: mlir.Value, s: mlir.Operation,
+             chain: tuple[mlir.Operation, ...]) -> None:
+    q = chain[0]
+    axes = axes_of(q)
     xa, rows = eir.aval_of(x), eir.aval_of(q.results[0])
     wide, wide_rows = ShapedArray(xa.shape, F64), ShapedArray(rows.shape, F64)
     n = int(np.prod([xa.shape[a] for a in axes]))
@@ -126,34 +126,22 @@ def _rewrite(q: mlir.Operation, x: mlir.Value, mean: mlir.Value, s: mlir.Operati
         spread = _build(ops.SUB, [squares, _build(ops.MUL, [m, inner], wide_rows)], wide_rows)
         spread = _build(ops.MAX, [spread, splat(0.0)], wide_rows)
         q.results[0].replace_all_uses_with(_build(ops.CONVERT, [spread], rows))
-    for op in (q, s):
-        _erase_unused(op)
+    for op in (*chain, s):  # the deviations stay while the output reads them
+        if not has_uses(op):
+            op.erase()
 
 
-def _erase_unused(op: mlir.Operation) -> None:
-    """Erase `op` and then its producers, while they have no uses left."""
-    work = [op]
-    while work:
-        op = work.pop()
-        if any(True for r in op.results for _ in r.uses):
-            continue
-        operands = list({p: None for v in op.operands if (p := producer(v)) is not None})
-        op.erase()
-        work.extend(operands)
-
-
-def moments_block(block: mlir.Block) -> int:
-    """Rewrite each match in `block` (each sum of x once); returns how many."""
+def moments_block(block: mlir.Block) -> None:
+    """Rewrite each match in `block`, each sum of x once."""
     order = {op.operation: i for i, op in enumerate(block.operations)}
     matches, sums = [], set()
     for q in order:
         found = _match(q, order)
         if found is not None and found[2] not in sums:
             sums.add(found[2])
-            matches.append((q, *found))
+            matches.append(found)
     for match in matches:
         _rewrite(*match)
-    return len(matches)
 
 
 @dataclass(frozen=True)
