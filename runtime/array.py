@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 import weakref
 from typing import Any
 
@@ -34,6 +36,28 @@ _USAGE = rt.BufferUsage.DEFAULT
 _HOST_VISIBLE = int(rt.MemoryType.HOST_VISIBLE)
 
 
+# How long a host wait polls, yielding its core, before it blocks. IREE's blocking wait on
+# local-task spins when it wakes (it unlinks its waiter node, which the signalling worker may
+# still hold), and a woken thread that preempts that worker spins until the scheduler moves
+# one of them: on 2 cores, a 16M-element sum took 2.5 ms a call on average (p90 6.0 ms),
+# 1.1 ms when polled (p90 1.5), its waiting thread's CPU time 0.94 -> 0.14 ms. A yielding
+# poll takes only a core no other thread wants; past this, the wait blocks.
+_POLL_NS = 20_000_000
+
+
+def wait(fence: rt.HalFence) -> None:
+    """Wait for `fence`: poll it, yielding the core between polls, for up to _POLL_NS, then
+    block. A failed fence raises."""
+    if fence.wait(timeout=0):
+        return
+    deadline = time.perf_counter_ns() + _POLL_NS
+    while time.perf_counter_ns() < deadline:
+        os.sched_yield()
+        if fence.wait(timeout=0):
+            return
+    fence.wait()
+
+
 def _staging_copy(hal: rt.HalDevice, source: rt.HalBuffer) -> rt.HalBuffer:
     """A host-visible copy of a device-only buffer (as iree.runtime's DeviceArray does)."""
     staging = hal.allocator.allocate_buffer(
@@ -43,7 +67,7 @@ def _staging_copy(hal: rt.HalDevice, source: rt.HalBuffer) -> rt.HalBuffer:
     semaphore = hal.create_semaphore(0)
     hal.queue_copy(source, staging, wait_semaphores=rt.HalFence.create_at(semaphore, 0),
                    signal_semaphores=rt.HalFence.create_at(semaphore, 1))
-    rt.HalFence.create_at(semaphore, 1).wait()
+    wait(rt.HalFence.create_at(semaphore, 1))
     return staging
 
 
@@ -140,7 +164,7 @@ class Array:
         fence = self._fence
         if fence is not None:
             try:
-                fence.wait()
+                wait(fence)
             except Exception as e:
                 raise RuntimeError(f"{self._producer or 'an ember computation'} failed on "
                                    f"{self.device}: {e}") from None

@@ -17,7 +17,7 @@ from ember.dialect.types import ShapedArray
 
 from . import device as _device
 from . import host
-from .array import _ELEMENT, _HOST_VISIBLE, Array
+from .array import _ELEMENT, _HOST_VISIBLE, Array, wait
 
 # Below this many elements in its largest argument or result, a module runs on the calling
 # thread (local-sync, ~3 us per call); above, on the worker threads (local-task, ~45 us to
@@ -273,7 +273,7 @@ class Executable:
             if shared is None:
                 try:  # an async result's memory exists once its work is done
                     if signal is not None:
-                        signal.wait()
+                        wait(signal)
                 except Exception:  # the work failed: its results raise when read
                     shared = ()
                 else:
@@ -426,7 +426,7 @@ def wait_for_readers() -> None:
             time.sleep(1e-5)
     for exe in list(_PARALLEL):
         if exe._last is not None:
-            exe._last.wait()
+            wait(exe._last)
 
 
 _VariantList, _BufferView, _Fence = rt.VmVariantList, rt.HalBufferView, rt.HalFence

@@ -13,6 +13,7 @@ import pytest
 
 import ember
 import ember.numpy as jnp
+from ember.runtime import array as ember_array
 from ember.runtime import executable
 from helpers import assert_close
 
@@ -68,6 +69,28 @@ def test_a_device_failure_surfaces_at_the_next_sync_and_names_the_function(matmu
     with pytest.raises(RuntimeError, match="jit_matmul__locals___lambda_ failed on CpuDevice"
                        "(.|\n)*injected failure"):
         f(a, a).block_until_ready()  # at the call or, at the latest, at this sync
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.002, 0.05])  # at once, while polling, blocked
+def test_a_host_wait_returns_once_signalled_and_raises_on_failure(after_s, monkeypatch):
+    monkeypatch.setattr(ember_array, "_POLL_NS", 10_000_000)
+    hal = ember.devices()[0].hal
+    for fail in (False, True):
+        semaphore = hal.create_semaphore(0)
+        fence = rt.HalFence.create_at(semaphore, 1)
+        act = (lambda s=semaphore: s.fail("late failure")) if fail else (
+            lambda s=semaphore: s.signal(1))
+        timer = threading.Timer(after_s, act)
+        start = time.perf_counter()
+        timer.start()
+        if fail:
+            with pytest.raises(RuntimeError, match="late failure"):
+                ember_array.wait(fence)
+        else:
+            ember_array.wait(fence)
+            assert semaphore.query() == 1
+        assert time.perf_counter() - start >= after_s
+        timer.join()
 
 
 def test_small_calls_run_inline_and_large_ones_on_workers():
