@@ -1,7 +1,8 @@
 """Ember against JAX and NumPy, same machine, same process, as ratios (Ember / JAX).
 
-Each case is timed as the best of several interleaved rounds (Ember, JAX, NumPy in turn), so
-noise from a shared machine hits all three alike. A row whose cost is its memory traffic or
+Each case is timed in interleaved rounds (Ember and JAX in turn, then NumPy's), so noise from a
+shared machine hits all of them alike; a time is the median round's, and the table also gives
+the ratio of the best rounds. A row whose cost is its memory traffic or
 its arithmetic also says how close Ember comes to this machine's limit: the bytes it must
 move (or the FLOPs it must do) over its time, against NumPy's copy bandwidth and matmul rate
 measured in the same run. Writes benchmarks/ratios.png. Run: `make bench`.
@@ -10,6 +11,7 @@ measured in the same run. Writes benchmarks/ratios.png. Run: `make bench`.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +28,7 @@ except ImportError:  # JAX is the optional peer
     jax = jnp = None
 
 
-def _best(fn: Callable[[], object], number: int) -> float:
+def _mean_call(fn: Callable[[], object], number: int) -> float:
     """Mean of `number` calls, each waited for, as the seed times them:
     `%timeit f(x).block_until_ready()`."""
     start = time.perf_counter()
@@ -44,21 +46,28 @@ def _best(fn: Callable[[], object], number: int) -> float:
 _BLAS_SPIN_S = 0.3
 
 
-def measure(fns: dict[str, Callable[[], object]], number: int, rounds: int) -> dict[str, float]:
-    """Best of `rounds` per function (a mean of `number` calls): Ember and JAX in turn, then
-    NumPy's rounds."""
+def measure(fns: dict[str, Callable[[], object]], number: int,
+            rounds: int) -> dict[str, list[float]]:
+    """Per function, the time of each of `rounds` rounds (a mean of `number` calls): Ember and
+    JAX in turn, then NumPy's rounds."""
     for fn in fns.values():  # warm up: compile and fill caches
         fn()
     time.sleep(_BLAS_SPIN_S)
-    best = {name: float("inf") for name in fns}
+    times: dict[str, list[float]] = {name: [] for name in fns}
     peers = [name for name in fns if name != "numpy"]
     for _ in range(rounds):
         for name in peers:
-            best[name] = min(best[name], _best(fns[name], number))
+            times[name].append(_mean_call(fns[name], number))
     for _ in range(rounds if "numpy" in fns else 0):
-        best["numpy"] = min(best["numpy"], _best(fns["numpy"], number))
+        times["numpy"].append(_mean_call(fns["numpy"], number))
     time.sleep(_BLAS_SPIN_S)
-    return best
+    return times
+
+
+def median(times: dict[str, list[float]]) -> dict[str, float]:
+    """The median round's time per function: what a call typically costs on a shared machine
+    (the best round flatters whichever peer has the lower noise floor)."""
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def selu(np_, x, alpha=1.67, lambda_=1.05):
@@ -292,7 +301,8 @@ def peaks() -> dict[str, float]:
     x = np.ones(16 * 2**20, np.float32)
     y = np.empty_like(x)
     a = np.ones((2048, 2048), np.float32)
-    t = measure({"copy": lambda: np.copyto(y, x), "matmul": lambda: a @ a}, 3, 5)
+    t = {name: min(times) for name, times in
+         measure({"copy": lambda: np.copyto(y, x), "matmul": lambda: a @ a}, 3, 5).items()}
     return {"B": 2 * x.nbytes / t["copy"], "FLOP": 2 * 2048**3 / t["matmul"]}
 
 
@@ -313,23 +323,27 @@ def main() -> None:
                         help="where to draw the chart (default: ratios.png beside this file, "
                              "when every case runs)")
     args = parser.parse_args()
-    rounds = 3 if args.quick else 15
+    rounds = 3 if args.quick else 21
     peak = peaks()
     print(f"Machine limits (NumPy, this run): copy {peak['B'] / 1e9:.1f} GB/s, "
           f"f32 matmul {peak['FLOP'] / 1e9:.0f} GFLOP/s.\n")
-    print("| case | Ember | JAX | NumPy | Ember/JAX | Ember/NumPy | Ember rate (of limit) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | Ember | JAX | NumPy | Ember/JAX | best rounds' Ember/JAX | Ember/NumPy "
+          "| Ember rate (of limit) |")
+    print("|---|---|---|---|---|---|---|---|")
     ratios = {}
     for name, fns, number, work in cases(args.quick):
         if args.only not in name:
             continue
-        t = measure(fns, number, rounds)
+        times = measure(fns, number, rounds)
+        t = median(times)
         jax_t = t.get("jax")
-        vs_jax = f"{t['ember'] / jax_t:.2f}" if jax_t else "n/a"
+        vs_jax = best_vs_jax = "n/a"
         if jax_t:
             ratios[name] = t["ember"] / jax_t
+            vs_jax = f"{ratios[name]:.2f}"
+            best_vs_jax = f"{min(times['ember']) / min(times['jax']):.2f}"
         print(f"| {name} | {_fmt(t['ember'])} | {_fmt(jax_t) if jax_t else 'n/a'} | "
-              f"{_fmt(t['numpy'])} | {vs_jax} | {t['ember'] / t['numpy']:.2f} | "
+              f"{_fmt(t['numpy'])} | {vs_jax} | {best_vs_jax} | {t['ember'] / t['numpy']:.2f} | "
               f"{roofline(work, t['ember'], peak)} |", flush=True)
     print("\n" + dispatch_fraction())
     png = args.png or (None if args.only else str(Path(__file__).with_name("ratios.png")))
@@ -354,7 +368,7 @@ def chart(ratios: dict[str, float], path: str) -> None:
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    ax.set_xlabel("Ember time / JAX time (log scale; left of 1 is faster than JAX)")
+    ax.set_xlabel("Ember / JAX, median rounds (log scale; left of 1 is faster than JAX)")
     ax.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)

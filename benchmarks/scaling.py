@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from run import measure  # the same timing as the main table
+from run import measure, median  # the same timing as the main table
 
 import ember
 import ember.numpy as enp
@@ -163,7 +163,7 @@ def run_row(row: Row, quick: bool) -> Iterator[tuple[int, float, float | None]]:
             jax_fn, _ = row.make(jnp, size)
             jf, jax_args = jax.jit(jax_fn), [jax.device_put(h) for h in host]
             fns["jax"] = lambda f=jf, a=jax_args: _ready(f(*a))
-        t = measure(fns, row.number, 2 if quick else 5)
+        t = median(measure(fns, row.number, 2 if quick else 5))
         work = row.work(size)
         yield size, t["ember"] / work, (t["jax"] / work if "jax" in t else None)
 
