@@ -70,6 +70,9 @@ class Emitter:
     # Module-level lines the function needs: the declarations of the host functions it calls
     # (shared by the functions of one module).
     declarations: dict[str, None] = field(default_factory=dict)
+    # (m0, n0): float32 matrix products are packed into tiles of this many rows and columns
+    # around a linalg.mmt4d (see lower_to_linalg._packed_matmul); None leaves them to IREE.
+    matmul_tile: tuple[int, int] | None = None
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1

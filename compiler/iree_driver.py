@@ -63,6 +63,7 @@ def _system_linking() -> tuple[str, ...]:
 # packing costs more than it saves (per-example gradients of a 256-wide linear model, one
 # core, best of 15: 24 vs 16 us).
 _DATA_TILING = "--iree-opt-data-tiling"
+_NO_UKERNELS = "--iree-llvmcpu-enable-ukernels=none"
 _CPU_FLAGS = (
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -78,15 +79,19 @@ _CPU_FLAGS = (
     "--iree-llvmcpu-stack-allocation-limit=65536",
 )
 TARGETS = {
-    # Modules that run on the calling thread (small work): IREE's own code for the packed
-    # matmul, not its microkernel, whose bitcode costs the compile of a matmul module a
-    # quarter (the eager shape-polymorphic matmul 0.48-0.52 s against 0.62-0.70) and which
-    # runs no faster on one core (Zen 4, f32, 16x8x4 to 1024^3: within 3%, both ways).
-    "cpu": Target("cpu", (*_CPU_FLAGS, "--iree-llvmcpu-enable-ukernels=none")),
+    # IREE's own code for packed products, not its microkernel: the microkernel has only
+    # IREE's tile shapes and computes any other (ember-lower-to-linalg-avx512's 12 x 32) in a
+    # scalar fallback (1024^2 f32: 0.9 s against 12-15 ms); its bitcode costs the compile of
+    # a matmul module a quarter (the eager shape-polymorphic matmul 0.48-0.52 s against
+    # 0.62-0.70), and with IREE's tiles it runs no faster (Zen 4, f32, 16x8x4 to 1024^3:
+    # within 3%, both ways; Emerald Rapids, 1024^2 f32 and the einsum row: within noise).
+    # Modules that run on the calling thread (small work):
+    "cpu": Target("cpu", (*_CPU_FLAGS, _NO_UKERNELS)),
     # Coarse-fences ABI: main(args..., wait_fence, signal_fence) returns before the work is
     # done, and the runtime chains calls on fences without syncing the host. For modules
     # that run on worker threads; inline ones skip the fence bookkeeping (~2.5 us a call).
-    "cpu-async": Target("cpu-async", (*_CPU_FLAGS, "--iree-execution-model=async-external")),
+    "cpu-async": Target("cpu-async", (*_CPU_FLAGS, _NO_UKERNELS,
+                                      "--iree-execution-model=async-external")),
 }
 # IREE's fusion of a reduction into the reductions and elementwise ops that read it (off by
 # default "since all backends don't support it yet"): layernorm 4096x1024 becomes one

@@ -28,6 +28,15 @@ EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-unroll-loops"
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "cse")
 
 
+def linalg_passes(target: str) -> tuple[str, ...]:
+    """The linalg phase's passes for an iree_driver target: CPUs with AVX-512 lower with
+    their own tile for float32 matrix products (ember-lower-to-linalg-avx512)."""
+    if iree_driver.is_cpu(target) and "+avx512f" in iree_driver.cpu_features(
+            iree_driver.target(target))[1]:
+        return ("ember-lower-to-linalg-avx512", *LINALG_PASSES[1:])
+    return LINALG_PASSES
+
+
 def ember_passes(target: str) -> tuple[str, ...]:
     """The ember phase's passes for an iree_driver target: CPU ones fuse with ember-fuse-cpu,
     after ember-moments."""
@@ -50,11 +59,11 @@ def optimize(module: mlir.Module, donated: Sequence[bool] = (),
 
 
 def lower(module: mlir.Module, export: str = "main",
-          reflection: dict[str, str] | None = None) -> None:
-    """The linalg phase: no ember op is left afterwards. The entry function is exported as
-    `export` (what `iree-run-module --function=` names) and carries `reflection`, which IREE
-    keeps in the module (read back by `ember.load`)."""
-    passes.run(module, LINALG_PASSES)
+          reflection: dict[str, str] | None = None, target: str = "cpu") -> None:
+    """The linalg phase for `target`: no ember op is left afterwards. The entry function is
+    exported as `export` (what `iree-run-module --function=` names) and carries
+    `reflection`, which IREE keeps in the module (read back by `ember.load`)."""
+    passes.run(module, linalg_passes(target))
     with eir.LOCK:
         leftovers = _ember_ops(module.operation)
         if leftovers:
@@ -187,7 +196,7 @@ def cache_key(ember_text: str, target: str | iree_driver.Target = "cpu",
     return DiskKey((
         ("ir", ember_text),
         ("abi", abi),
-        ("pipeline", " ".join(ember_passes(tgt.name) + LINALG_PASSES)),
+        ("pipeline", " ".join(ember_passes(tgt.name) + linalg_passes(tgt.name))),
         ("ember_version", ember),
         ("iree_version", iree),
         ("target", tgt.name),

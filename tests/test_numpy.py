@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import ember
 import ember.numpy as enp
+from ember.compiler import iree_driver
 from ember.dialect import VerifyError
 from helpers import assert_close
 
@@ -181,6 +182,33 @@ def test_matmul_and_dot(shapes, data):
     assert_close(enp.matmul(a, b), np.matmul(a, b), rtol=1e-4, atol=1e-2)
     if len(shapes[0]) <= 2 and len(shapes[1]) <= 2:
         assert_close(ember.jit(enp.dot)(a, b), np.dot(a, b), rtol=1e-4, atol=1e-2)
+
+
+# Products that ember-lower-to-linalg-avx512 packs into 12 x 32 tiles (rows padded to 12:
+# 60, 100; columns to 32: 130), from each layout of the operands.
+PACKED_SHAPES = [(48, 65, 128), (100, 80, 130), (60, 97, 160)]
+
+
+@given(mkn=st.sampled_from(PACKED_SHAPES), transposed=st.tuples(st.booleans(), st.booleans()),
+       seed=st.integers(0, 2**32 - 1))
+def test_packed_matmul_against_numpy_and_jax(mkn, transposed, seed):
+    import jax  # the oracle (a test dependency)
+
+    m, k, n = mkn
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
+    args = (a.T.copy() if transposed[0] else a, b.T.copy() if transposed[1] else b)
+
+    def product(np_, x, y):
+        return (x.T if transposed[0] else x) @ (y.T if transposed[1] else y)
+
+    f = ember.jit(lambda x, y: product(enp, x, y))
+    on_avx512 = "+avx512f" in iree_driver.cpu_features(iree_driver.target("cpu"))[1]
+    assert ("linalg.mmt4d" in f.lower(*args).as_text("linalg")) == on_avx512
+    out = f(*args)
+    assert_close(out, (a.astype(np.float64) @ b).astype(np.float32), rtol=1e-5, atol=1e-4)
+    assert_close(out, jax.jit(lambda x, y: product(jax.numpy, x, y))(*args), rtol=1e-5,
+                 atol=1e-4)
 
 
 def test_matmul_operator_and_int():

@@ -95,7 +95,7 @@ class Traced:
         module = pipeline.clone(self.module)
         decisions = pipeline.optimize(module, self.donated, placement.target)
         texts = {"traced": self.ir, "ember": str(module)}
-        pipeline.lower(module, export, {aot.ABI_KEY: abi})
+        pipeline.lower(module, export, {aot.ABI_KEY: abi}, placement.target)
         texts["linalg"] = str(module)
         return Lowered(self, texts, placement, abi, decisions)
 

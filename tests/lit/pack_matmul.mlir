@@ -1,0 +1,49 @@
+// RUN: ember-opt %s --ember-lower-to-linalg-avx512 | filecheck %s
+// RUN: ember-opt %s --ember-lower-to-linalg | filecheck %s --check-prefix=PLAIN
+
+// A float32 matrix product of 4+ tiles each way is packed into 12 x 32 register tiles:
+// rows zero-padded to whole tiles (100 -> 9 x 12), the right operand's columns packed
+// across its rows, the blocks multiplied by linalg.mmt4d and unpacked (dropping the pad).
+// CHECK-LABEL: func.func @packed
+// CHECK: linalg.pack %arg0 padding_value(%{{.*}} : f32) inner_dims_pos = [0, 1] inner_tiles = [12, 1] into %{{.*}} : tensor<100x300xf32> -> tensor<9x300x12x1xf32>
+// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [32, 1] into %{{.*}} : tensor<300x128xf32> -> tensor<4x300x32x1xf32>
+// CHECK: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<9x300x12x1xf32>, tensor<4x300x32x1xf32>) outs(%{{.*}} : tensor<9x4x12x32xf32>)
+// CHECK: linalg.unpack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [12, 32] into %{{.*}} : tensor<9x4x12x32xf32> -> tensor<100x128xf32>
+// CHECK-NOT: linalg.matmul
+// PLAIN-LABEL: func.func @packed
+// PLAIN-NOT: linalg.pack
+// PLAIN: linalg.matmul
+func.func @packed(%a: tensor<100x300xf32>, %b: tensor<300x128xf32>) -> tensor<100x128xf32> {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<100x300xf32>, tensor<300x128xf32>) -> tensor<100x128xf32>
+  return %0 : tensor<100x128xf32>
+}
+
+// Transposed operands (x.T @ y.T, as gradients make) pack straight from their layout: the
+// left one's rows across its columns, the right one's columns in place.
+// CHECK-LABEL: func.func @transposed
+// CHECK: linalg.pack %arg0 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [12, 1] {{.*}} : tensor<80x48xf32> -> tensor<4x80x12x1xf32>
+// CHECK: linalg.pack %arg1 inner_dims_pos = [0, 1] inner_tiles = [32, 1] {{.*}} : tensor<128x80xf32> -> tensor<4x80x32x1xf32>
+// CHECK: linalg.mmt4d
+func.func @transposed(%a: tensor<80x48xf32>, %b: tensor<128x80xf32>) -> tensor<48x128xf32> {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 1>} : (tensor<80x48xf32>, tensor<128x80xf32>) -> tensor<48x128xf32>
+  return %0 : tensor<48x128xf32>
+}
+
+// Must not fire: too few row tiles (47 < 4 x 12), too few column tiles (10 < 4 x 32), too
+// shallow (64 deep), float64, bf16 (IREE's data tiling keeps those), a batch of products,
+// a matrix-vector product, dynamic sizes.
+// CHECK-LABEL: func.func @not_packed
+// CHECK-NOT: linalg.pack
+// CHECK-NOT: linalg.mmt4d
+// CHECK: return
+func.func @not_packed(%a: tensor<47x128xf32>, %b: tensor<128x128xf32>, %c: tensor<256x128xf32>, %d: tensor<128x10xf32>, %e: tensor<256x64xf32>, %f: tensor<64x256xf32>, %g: tensor<256x128xf64>, %h: tensor<128x256xf64>, %i: tensor<256x128xbf16>, %j: tensor<128x256xbf16>, %k: tensor<2x256x128xf32>, %l: tensor<2x128x256xf32>, %m: tensor<128xf32>, %n: tensor<?x128xf32>) -> (tensor<47x128xf32>, tensor<256x10xf32>, tensor<256x256xf32>, tensor<256x256xf64>, tensor<256x256xbf16>, tensor<2x256x256xf32>, tensor<256xf32>, tensor<?x128xf32>) {
+  %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<47x128xf32>, tensor<128x128xf32>) -> tensor<47x128xf32>
+  %1 = "ember.dot_general"(%c, %d) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x128xf32>, tensor<128x10xf32>) -> tensor<256x10xf32>
+  %2 = "ember.dot_general"(%e, %f) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x64xf32>, tensor<64x256xf32>) -> tensor<256x256xf32>
+  %3 = "ember.dot_general"(%g, %h) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x128xf64>, tensor<128x256xf64>) -> tensor<256x256xf64>
+  %4 = "ember.dot_general"(%i, %j) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x128xbf16>, tensor<128x256xbf16>) -> tensor<256x256xbf16>
+  %5 = "ember.dot_general"(%k, %l) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<2x256x128xf32>, tensor<2x128x256xf32>) -> tensor<2x256x256xf32>
+  %6 = "ember.dot_general"(%c, %m) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<256x128xf32>, tensor<128xf32>) -> tensor<256xf32>
+  %7 = "ember.dot_general"(%n, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<?x128xf32>, tensor<128x128xf32>) -> tensor<?x128xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<47x128xf32>, tensor<256x10xf32>, tensor<256x256xf32>, tensor<256x256xf64>, tensor<256x256xbf16>, tensor<2x256x256xf32>, tensor<256xf32>, tensor<?x128xf32>
+}
