@@ -3,10 +3,11 @@ in the same run, so that a cost growing faster than the work shows at a glance.
 
 Rows: loop-carried state (scan with stacked outputs, a tiny fori_loop body), slice updates
 (`.at[interior].set` on n^3, one row written per loop step into arrays of growing height),
-sorting, and the heat-3d stencil from npbench. Each row also checks its own growth (the last
-column): Ember's time per unit at the largest size against the smallest, within the bound
-the work allows (1.2 for linear rows; sorting may grow with log n). `make bench` runs it; it
-exits non-zero when a bound is broken, and writes benchmarks/scaling.png.
+sorting, the heat-3d stencil from npbench, and dense kernels (a sum, layernorm, a matmul).
+Each row also checks its own growth (the last column): Ember's time per unit at the largest
+size against the smallest, within the bound the work allows (1.2 for linear rows; sorting may
+grow with log n). `make bench` runs it; it exits non-zero when a bound is broken, and writes
+benchmarks/scaling.png.
 
     python benchmarks/scaling.py [--quick] [--only NAME] [--png PATH]
 """
@@ -131,6 +132,14 @@ def heat3d(np_, n, steps=20):
     return f, (rng.random((n, n, n), dtype=np.float32), rng.random((n, n, n), dtype=np.float32))
 
 
+def matmul_relu(np_, n):
+    """relu(a @ b) of n x n f32: packed into 12 x 32 register tiles on AVX-512 CPUs
+    (ember-lower-to-linalg-avx512), rows and columns zero-padded to whole tiles below 2000."""
+    rng = np.random.default_rng(4)
+    return (lambda a, b: np_.maximum(a @ b, 0.0)), tuple(
+        rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+
+
 ROWS = [
     Row("scan RNN 64x256, stacked ys", "step", [50, 100, 200, 400], scan_rnn, float, number=3),
     Row("fori_loop tiny body, f32[256]", "step", [250, 1000, 4000], fori_tiny, float),
@@ -150,6 +159,10 @@ ROWS = [
         bound=2.5),
     Row("layernorm (rows, 1024) f32", "element", [1024, 4096, 16384], layernorm,
         lambda r: r * 1024.0, bound=2.5),
+    # Compute-bound: per multiply-add no dearer at 2000^2 than at 250^2 (where the packs are
+    # a larger share).
+    Row("matmul+relu n x n f32", "Mflop", [250, 500, 1000, 2000], matmul_relu,
+        lambda n: 2.0 * n ** 3 / 1e6, number=3),
 ]
 
 

@@ -176,11 +176,11 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
     lc, rc = tuple(params["lhs_contracting"]), tuple(params["rhs_contracting"])
     lb, rb = tuple(params["lhs_batch"]), tuple(params["rhs_batch"])
     k = kind(lhs.dtype)
+    if _packs(em.matmul_tile, lhs, rhs, lc, lb, result):
+        return _packed_matmul(em, args, avals, lc[0], rc[0], result, em.matmul_tile)
     # f16 and bf16 accumulate in f32, rounded once at the end, as XLA does (a bf16 sum of
     # 4096 products loses most of its bits; IREE's CUDA matmul cannot distribute one).
     narrow = k == "f" and lhs.dtype.itemsize < 4
-    if _packs(em.matmul_tile, lhs, rhs, lc, lb, result):
-        return _packed_matmul(em, args, avals, lc[0], rc[0], result, em.matmul_tile)
     acc = ShapedArray(result.shape, np.dtype(np.float32)) if narrow else result
     init = em.filled(acc, 0)
     if (k == "f" and not lb and lhs.ndim == rhs.ndim == 2 and lc == (1,) and rc == (0,)
@@ -491,6 +491,6 @@ class LowerToLinalg:
 # The variant for AVX-512 CPUs (pipeline.linalg_passes).
 LOWER_TO_LINALG_AVX512 = LowerToLinalg(
     "ember-lower-to-linalg-avx512",
-    "Lower ember ops to linalg, tensor, arith and math; float32 matrix products packed "
-    f"into {AVX512_MATMUL_TILE[0]}x{AVX512_MATMUL_TILE[1]} tiles (linalg.pack, linalg.mmt4d)",
+    f"{LowerToLinalg.description}; float32 matrix products packed into "
+    f"{AVX512_MATMUL_TILE[0]}x{AVX512_MATMUL_TILE[1]} tiles (linalg.pack, linalg.mmt4d)",
     AVX512_MATMUL_TILE)
