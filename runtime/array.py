@@ -171,6 +171,21 @@ class Array:
             self._fence = None
         return self
 
+    def is_ready(self) -> bool:
+        """Whether the work producing this array is done, without waiting (as
+        `jax.Array.is_ready`). Work that failed is done: reading the array raises."""
+        self._check_valid()
+        fence = self._fence
+        if fence is None:
+            return True
+        try:
+            done = fence.wait(timeout=0)
+        except Exception:
+            return True  # block_until_ready raises, with the producer's name
+        if done:
+            self._fence = None
+        return bool(done)
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """`np.asarray(a)` is a read-only view of the device buffer (host memory on the CPU);
         `np.array(a)` copies."""

@@ -29,16 +29,19 @@ def matmul():
 
 
 def test_a_large_call_returns_before_its_work_is_done(matmul):
+    """The call hands back a future: its shape and dtype at once, its values once the work
+    is done (as jax.Array.is_ready tells). A 1000^2 product takes milliseconds, the call
+    microseconds: of 5 calls, one found still running is proof (a loaded machine may
+    preempt this thread between a call and its check, not 5 times in a row)."""
     f, x = matmul
-    ratios = []
+    running = []
     for _ in range(5):
-        start = time.perf_counter()
         out = f(x, x)
-        dispatched = time.perf_counter()
+        running.append(not out.is_ready())
         assert out.shape == (1000, 1000) and out.dtype == np.float32  # known at once
         out.block_until_ready()
-        ratios.append((dispatched - start) / (time.perf_counter() - start))
-    assert min(ratios) < 0.05, ratios
+        assert out.is_ready()
+    assert any(running), running
 
 
 def test_chained_calls_are_correct_without_a_host_sync(matmul):
