@@ -1,6 +1,6 @@
 """Eager ops on small host arrays by their NumPy references (ember/_src/host_eval.py): every
-row of ember.dialect.exact gives its kernel's bits, and eager calls made of them compile
-nothing."""
+row of ember.dialect.exact gives its kernel's bits (in 32 bits in the op sweep, in 64 bits
+here), and eager calls made of them compile nothing."""
 
 import numpy as np
 import pytest
@@ -13,35 +13,13 @@ import ember
 import ember.numpy as enp
 from ember._src import dispatch, host_eval
 from ember.dialect import exact as exact_rows
-from ember.dialect.types import ShapedArray, kind
-
-
-def assert_same_bits(actual, expected, what):
-    """Equal bit for bit, but for NaN payloads (their sign and bits are the hardware's)."""
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape, what
-    if kind(actual.dtype) == "c":
-        assert_same_bits(actual.real, expected.real, what)
-        assert_same_bits(actual.imag, expected.imag, what)
-        return
-    if kind(actual.dtype) == "f":
-        nan = np.isnan(actual)
-        assert (nan == np.isnan(expected)).all(), (what, actual, expected)
-        actual, expected = np.where(nan, 0, actual), np.where(nan, 0, expected)
-        assert (np.signbit(actual) == np.signbit(expected)).all(), (what, actual, expected)
-    assert np.array_equal(actual, expected), (what, actual, expected)
+from ember.dialect.types import ShapedArray
 
 
 def check_row(row, cases):
     """Each case run by the kernel (a jitted module: never on the host) and by host_eval."""
     for (args, params), actual in zip(cases, sweep.run_ops(row, cases), strict=True):
-        values = [np.asarray(a) for a in args]
-        result = row.infer(*(ShapedArray(v.shape, v.dtype) for v in values), **params)
-        if not exact_rows.exact(row, [ShapedArray(v.shape, v.dtype) for v in values], result):
-            continue  # a dtype the row is not exact for (the sweep draws complex numbers)
-        hosted = host_eval.run(row, values, params, result)
-        if hosted is not None:
-            assert_same_bits(hosted, actual, (row.name, values, params))
+        sweep.check_host_bits(row, args, params, actual)
 
 
 def check_sweep(name):
@@ -57,11 +35,8 @@ def check_sweep(name):
     check()
 
 
-@pytest.mark.parametrize("name", sorted(row.name for row in exact_rows.EXACT))
-def test_exact_rows_give_the_kernels_bits(name):
-    check_sweep(name)
-
-
+# The float32 (and int32, ...) cases of every exact row are checked by the op sweep itself
+# (test_op_sweep.test_op_matches_numpy): its modules' results against host_eval, bit for bit.
 WIDE = {"f": np.dtype(np.float64), "i": np.dtype(np.int64), "b": np.dtype(np.bool_),
         "u": np.dtype(np.uint32), "c": np.dtype(np.complex128)}
 ELEMENTWISE = sorted(r.name for r in exact_rows.EXACT
@@ -91,8 +66,8 @@ def test_values_compiled_code_flushes_run_the_kernel():
                          ShapedArray((2,), half.dtype)) is None  # a subnormal result
     got = np.asarray(enp.asarray(tiny) + enp.asarray(tiny))
     where = np.asarray(enp.where(enp.asarray(tiny) > 0, enp.asarray(tiny), 0.0))
-    assert_same_bits(got, np.asarray(ember.jit(lambda x: x + x)(tiny)), "add")
-    assert_same_bits(where, np.asarray(ember.jit(
+    sweep.assert_same_bits(got, np.asarray(ember.jit(lambda x: x + x)(tiny)), "add")
+    sweep.assert_same_bits(where, np.asarray(ember.jit(
         lambda x: enp.where(x > 0, x, 0.0))(tiny)), "where")
     assert got.tolist() == [0.0, 0.0, 2.0, 0.0]  # NumPy's would keep 2e-40, -2e-40, 6e-39
 
@@ -116,7 +91,7 @@ def test_eager_calls_of_exact_ops_compile_nothing_and_match_jit():
         eager = {name: np.asarray(fn(ea, eb)) for name, fn in calls.items()}
     assert compiles() == 0
     for name, fn in calls.items():
-        assert_same_bits(eager[name], np.asarray(ember.jit(fn)(a, b)), name)
+        sweep.assert_same_bits(eager[name], np.asarray(ember.jit(fn)(a, b)), name)
 
 
 def test_large_or_inexact_eager_ops_run_kernels(no_disk_cache):
@@ -145,8 +120,8 @@ def test_products_feeding_adds_are_compiled_as_the_kernel_fuses_them():
     assert hosted(lambda a, b: (a * 3) * b + 1, x.astype(np.int32), y.astype(np.int32))
     xp = np.sort(y)
     ex, ey, exp_ = enp.asarray(x), enp.asarray(y), enp.asarray(xp)
-    assert_same_bits(enp.hypot(ex, ey), ember.jit(enp.hypot)(x, y), "hypot")
-    assert_same_bits(enp.interp(ex, exp_, ex * 3), ember.jit(
+    sweep.assert_same_bits(enp.hypot(ex, ey), ember.jit(enp.hypot)(x, y), "hypot")
+    sweep.assert_same_bits(enp.interp(ex, exp_, ex * 3), ember.jit(
         lambda a, b: enp.interp(a, b, a * 3))(x, xp), "interp")
 
 
@@ -193,10 +168,10 @@ def test_eager_calls_with_scalars_key_on_their_types_and_check_every_value():
             i + 2 ** 40
     tiny = enp.asarray(np.full(64, 1e-39, np.float32))
     for _ in range(2):
-        assert_same_bits(x * 1e-40, np.zeros(64, np.float32) * np.sign(
+        sweep.assert_same_bits(x * 1e-40, np.zeros(64, np.float32) * np.sign(
             np.asarray(x)), "a subnormal scalar")  # flushed to a signed zero
-        assert_same_bits(tiny + 0.0, np.zeros(64, np.float32), "a subnormal operand")
-        assert_same_bits(x * 1e-38, ember.jit(lambda a: a * 1e-38)(x), "a subnormal result")
+        sweep.assert_same_bits(tiny + 0.0, np.zeros(64, np.float32), "a subnormal operand")
+        sweep.assert_same_bits(x * 1e-38, ember.jit(lambda a: a * 1e-38)(x), "a subnormal result")
     host = np.arange(64, dtype=np.float32)
     out = enp.add(host, 1.0)
     host[:] = -1

@@ -1,4 +1,5 @@
-"""One sweep: every row of the op table through IREE, against its NumPy reference. A row's
+"""One sweep: every row of the op table through IREE, against its NumPy reference (and, for
+the rows eager calls compute on the host, against host_eval bit for bit). A row's
 drawn cases run as independent ops of one module (one compile for several cases: each case
 is its own dispatch, reading only the module's arguments, so nothing fuses across them)."""
 
@@ -10,8 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember
+from ember._src import host_eval
 from ember._src.dispatch import bind
 from ember.dialect import OPS, Trait
+from ember.dialect import exact as exact_rows
 from ember.dialect import ops as O
 from ember.dialect.opdef import OpDef, VerifyError
 from ember.dialect.types import ShapedArray, kind
@@ -394,6 +397,8 @@ def run_ops(op, cases):
 
 
 def check_case(op, args, params, actual):
+    """`actual`, the kernel's result, against the row's reference and host_eval's bits."""
+    check_host_bits(op, args, params, actual)
     expected = np.asarray(op.reference(*args, **params))
     actual = np.asarray(actual)
     if op is O.SVD:
@@ -421,6 +426,35 @@ def check_case(op, args, params, actual):
     loose = op in LOOSE
     atol = 1e-5 if loose else 0
     assert_close(actual, expected, rtol=2e-5 if loose else 1e-6, atol=atol)
+
+
+def assert_same_bits(actual, expected, what):
+    """Equal bit for bit, but for NaN payloads (their sign and bits are the hardware's)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, what
+    if kind(actual.dtype) == "c":
+        assert_same_bits(actual.real, expected.real, what)
+        assert_same_bits(actual.imag, expected.imag, what)
+        return
+    if kind(actual.dtype) == "f":
+        nan = np.isnan(actual)
+        assert (nan == np.isnan(expected)).all(), (what, actual, expected)
+        actual, expected = np.where(nan, 0, actual), np.where(nan, 0, expected)
+        assert (np.signbit(actual) == np.signbit(expected)).all(), (what, actual, expected)
+    assert np.array_equal(actual, expected), (what, actual, expected)
+
+
+def check_host_bits(op, args, params, actual):
+    """Where `op` is exact for these operands (ember.dialect.exact), eager calls compute it
+    on the host (host_eval): its bits must be the kernel's."""
+    values = [np.asarray(a) for a in args]
+    avals = [ShapedArray(v.shape, v.dtype) for v in values]
+    result = op.infer(*avals, **params)
+    if op not in exact_rows.EXACT or not exact_rows.exact(op, avals, result):
+        return  # a row, or a dtype (the sweep draws complex numbers), computed by kernels only
+    hosted = host_eval.run(op, values, params, result)
+    if hosted is not None:
+        assert_same_bits(hosted, actual, (op.name, values, params))
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
