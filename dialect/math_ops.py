@@ -7,6 +7,7 @@ Each row is one `elementwise(...)` call; the lowering comes from its scalar temp
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -237,6 +238,35 @@ CBRT = elementwise("cbrt", 1, lambda k, attrs: _CBRT_F64 if attrs.get("dst_bits"
 ROUND = _math("round", "roundeven", np.round)  # half to even, as np.round and jnp.round
 TRUNC = _math("trunc", "trunc", np.trunc)
 ATAN2 = elementwise("atan2", 2, {"f": _ATAN2}, silent_ref(np.arctan2), kinds="f")
+
+
+def log_body(k: str, attrs: Mapping) -> str:
+    """math.log; on complex numbers log|z| + i atan2(im z, re z), as C99's clog: atan2 at
+    C's values (complex.log takes IREE's: log(0) had a NaN imaginary part, log(-1 - 0j) +pi)
+    and |z| infinite where a part is, NaN or not."""
+    if k == "f":
+        return "{r} = math.log {0} : {t}"
+    t = f"f{attrs['dst_bits'] // 2}"
+    shift = lambda m: f"{{x{int(m.group(1)) + 4}}}"  # noqa: E731 (x0..x3 are this body's)
+    atan2 = re.sub(r"\{x(\d+)\}", shift, _ATAN2).replace("{0}", "{x1}").replace(
+        "{1}", "{x0}").replace("{r}", "{x3}").replace("{t}", t)
+    x = [f"{{x{4 + _ATAN2.count('{x') + i}}}" for i in range(10)]  # past atan2's own
+    return f"""{{x0}} = complex.re {{0}} : {{t}}
+{{x1}} = complex.im {{0}} : {{t}}
+{x[0]} = complex.abs {{0}} : {{t}}
+{atan2}
+{x[1]} = math.absf {{x0}} : {t}
+{x[2]} = math.absf {{x1}} : {t}
+{x[3]} = arith.maxnumf {x[1]}, {x[2]} : {t}
+{x[4]} = arith.constant 1.0 : {t}
+{x[5]} = arith.constant 0.0 : {t}
+{x[6]} = arith.divf {x[4]}, {x[5]} : {t}
+{x[7]} = arith.cmpf oeq, {x[3]}, {x[6]} : {t}
+{x[8]} = arith.select {x[7]}, {x[6]}, {x[0]} : {t}
+{x[9]} = math.log {x[8]} : {t}
+{{r}} = complex.create {x[9]}, {{x3}} : {{t}}"""
+
+
 COPYSIGN = elementwise("copysign", 2, {"f": "{r} = math.copysign {0}, {1} : {t}"},
                        np.copysign, kinds="f")
 # x - x is 0 exactly when x is finite (inf - inf and nan - nan are nan).

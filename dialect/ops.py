@@ -151,6 +151,7 @@ from .math_ops import (
 from .math_ops import (
     XOR as XOR,
 )
+from .math_ops import log_body
 from .opdef import Attr, OpDef, Trait, VerifyError
 from .opdef import require as _require
 from .scan_ops import (
@@ -713,7 +714,7 @@ SIGN = elementwise("sign", 1, {
     "c": "{r} = complex.sign {0} : {t}"},
     _sign_ref, kinds="uifc")
 EXP = unary_float("exp", "exp", silent_ref(np.exp), complex_fn="exp")
-LOG = unary_float("log", "log", silent_ref(np.log), complex_fn="log")
+LOG = elementwise("log", 1, log_body, silent_ref(np.log), kinds="fc")
 SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt), complex_fn="sqrt")
 RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
                     complex_fn="rsqrt")
