@@ -211,6 +211,28 @@ def test_packed_matmul_against_numpy_and_jax(mkn, transposed, seed):
                  atol=1e-4)
 
 
+def test_a_scans_weights_are_packed_once_before_its_loop():
+    """The linalg phase hoists loop-invariant work (LICM): an RNN cell's weight, read but
+    never changed by the scan, is packed before the loop (on AVX-512 CPUs, where products
+    are packed), and its values match a Python loop's."""
+    rng = np.random.default_rng(0)
+    h0, w = rng.standard_normal((48, 128)).astype(np.float32), (
+        rng.standard_normal((128, 128)) * 0.05).astype(np.float32)
+    xs = rng.standard_normal((20, 48, 128)).astype(np.float32)
+
+    def rnn(h, xs, w):
+        return ember.lax.scan(lambda c, x: (enp.tanh(c @ w + x), None), h, xs)[0]
+
+    text = ember.jit(rnn).lower(h0, xs, w).as_text("linalg")
+    if "+avx512f" in iree_driver.cpu_features(iree_driver.target("cpu"))[1]:
+        packs = [line for line in text.splitlines() if "linalg.pack %arg2" in line]
+        assert len(packs) == 1 and text.index(packs[0]) < text.index("scf.for"), text
+    want = h0.astype(np.float64)
+    for x in xs:
+        want = np.tanh(want @ w + x)
+    assert_close(ember.jit(rnn)(h0, xs, w), want.astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
 def test_matmul_operator_and_int():
     a = np.arange(6, dtype=np.int32).reshape(2, 3)
     assert_close(ember.jit(lambda x, y: x @ y)(a, a.T), a @ a.T)
