@@ -715,7 +715,20 @@ SIGN = elementwise("sign", 1, {
     _sign_ref, kinds="uifc")
 EXP = unary_float("exp", "exp", silent_ref(np.exp), complex_fn="exp")
 LOG = elementwise("log", 1, log_body, silent_ref(np.log), kinds="fc")
-SQRT = unary_float("sqrt", "sqrt", silent_ref(np.sqrt), complex_fn="sqrt")
+# C99's csqrt lies in the right half-plane with z's imaginary sign (csqrt(conj z) is
+# conj csqrt(z)); MLIR's complex.sqrt gave sqrt(-1 + 0j) a real part of -0 and sqrt(-1 - 0j)
+# +1j.
+def _sqrt_body(k: str, attrs: Mapping) -> str:
+    if k == "f":
+        return "{r} = math.sqrt {0} : {t}"
+    t = _part(attrs["dst_bits"])
+    return ("{x0} = complex.sqrt {0} : {t}\n{x1} = complex.re {x0} : {t}\n"
+            "{x2} = complex.im {x0} : {t}\n{x3} = complex.im {0} : {t}\n"
+            f"{{x4}} = math.absf {{x1}} : {t}\n{{x5}} = math.copysign {{x2}}, {{x3}} : {t}\n"
+            "{r} = complex.create {x4}, {x5} : {t}")
+
+
+SQRT = elementwise("sqrt", 1, _sqrt_body, silent_ref(np.sqrt), kinds="fc")
 RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
                     complex_fn="rsqrt")
 TANH = unary_float("tanh", "tanh", silent_ref(np.tanh), complex_fn="tanh")

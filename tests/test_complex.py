@@ -105,13 +105,14 @@ _INVERSES = ("arcsinh", "arccosh", "arctanh", "arcsin", "arccos", "arctan")
 
 def test_inverse_functions_take_c99s_special_values():
     """Every pair of parts from zeros of both signs, +-0.5, +-1, +-2, infinities and NaN,
-    against NumPy's (C99's) values, signed zeros included (sinh, cosh and log too: complex.log
-    gave log(0) a NaN imaginary part, log(-1 - 0j) +pi); derivatives against the analytic
+    against NumPy's (C99's) values, signed zeros included (sinh, cosh, log and sqrt too:
+    complex.log gave log(0) a NaN imaginary part, log(-1 - 0j) +pi; complex.sqrt gave
+    sqrt(-1 + 0j) a real part of -0, sqrt(-1 - 0j) +1j); derivatives against the analytic
     ones."""
     parts = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, np.inf, -np.inf, np.nan]
     z = np.repeat(parts, len(parts)).astype(C64)
     z.imag = np.tile(parts, len(parts))
-    special = (*_INVERSES, "sinh", "cosh", "log")
+    special = (*_INVERSES, "sinh", "cosh", "log", "sqrt")
     ours = ember.jit(lambda v: [getattr(enp, f)(v) for f in special])(z)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
