@@ -45,6 +45,11 @@ def by_kind(templates: Mapping[str, str]) -> ScalarBody:
     return body
 
 
+def complex_part(bits: int) -> str:
+    """The element type of the parts of a complex type of `bits` bits."""
+    return f"f{bits // 2}"
+
+
 def elementwise(name: str, arity: int, templates: Mapping[str, str] | ScalarBody,
                 reference: Callable, *, kinds: str = "buif", result_dtype=None,
                 commutative: bool = False, doc: str = "") -> OpDef:

@@ -14,6 +14,7 @@ import numpy as np
 
 from .families import (
     TRIG_BODY,
+    complex_part,
     elementwise,
     keeping_signed_zero,
     libm_in_float64,
@@ -246,7 +247,7 @@ def log_body(k: str, attrs: Mapping) -> str:
     and |z| infinite where a part is, NaN or not."""
     if k == "f":
         return "{r} = math.log {0} : {t}"
-    t = f"f{attrs['dst_bits'] // 2}"
+    t = complex_part(attrs["dst_bits"])
     shift = lambda m: f"{{x{int(m.group(1)) + 4}}}"  # noqa: E731 (x0..x3 are this body's)
     atan2 = re.sub(r"\{x(\d+)\}", shift, _ATAN2).replace("{0}", "{x1}").replace(
         "{1}", "{x0}").replace("{r}", "{x3}").replace("{t}", t)
@@ -265,6 +266,19 @@ def log_body(k: str, attrs: Mapping) -> str:
 {x[8]} = arith.select {x[7]}, {x[6]}, {x[0]} : {t}
 {x[9]} = math.log {x[8]} : {t}
 {{r}} = complex.create {x[9]}, {{x3}} : {{t}}"""
+
+
+def sqrt_body(k: str, attrs: Mapping) -> str:
+    """math.sqrt; on complex numbers C99's csqrt, in the right half-plane with z's imaginary
+    sign (csqrt(conj z) is conj csqrt(z)): complex.sqrt gave sqrt(-1 + 0j) a real part of
+    -0 and sqrt(-1 - 0j) +1j."""
+    if k == "f":
+        return "{r} = math.sqrt {0} : {t}"
+    t = complex_part(attrs["dst_bits"])
+    return ("{x0} = complex.sqrt {0} : {t}\n{x1} = complex.re {x0} : {t}\n"
+            "{x2} = complex.im {x0} : {t}\n{x3} = complex.im {0} : {t}\n"
+            f"{{x4}} = math.absf {{x1}} : {t}\n{{x5}} = math.copysign {{x2}}, {{x3}} : {t}\n"
+            "{r} = complex.create {x4}, {x5} : {t}")
 
 
 COPYSIGN = elementwise("copysign", 2, {"f": "{r} = math.copysign {0}, {1} : {t}"},

@@ -19,6 +19,7 @@ from .families import (
     SUM_BODY,
     TRIG_BODY,
     check_axes,
+    complex_part,
     elementwise,
     highest,
     ieee_max,
@@ -151,7 +152,7 @@ from .math_ops import (
 from .math_ops import (
     XOR as XOR,
 )
-from .math_ops import log_body
+from .math_ops import log_body, sqrt_body
 from .opdef import Attr, OpDef, Trait, VerifyError
 from .opdef import require as _require
 from .scan_ops import (
@@ -344,11 +345,6 @@ def _sign_ref(x):
     return np.sign(x)
 
 
-def _part(bits: int) -> str:
-    """The element type of the parts of a complex type of `bits` bits."""
-    return f"f{bits // 2}"
-
-
 def _convert_complex(k: str, attrs: Mapping) -> str:
     """Conversions from or to complex numbers: a real number is the real part (converted
     as a float of the parts' width), a complex number converted to a real type keeps its real
@@ -357,7 +353,7 @@ def _convert_complex(k: str, attrs: Mapping) -> str:
     if k == "c" and to == "c":
         if src_bits == dst_bits:
             return "{r} = {0}"
-        src, dst = _part(src_bits), _part(dst_bits)
+        src, dst = complex_part(src_bits), complex_part(dst_bits)
         op = "extf" if dst_bits > src_bits else "truncf"
         return (f"{{x0}} = complex.re {{0}} : {{t}}\n{{x1}} = complex.im {{0}} : {{t}}\n"
                 f"{{x2}} = arith.{op} {{x0}} : {src} to {dst}\n"
@@ -365,7 +361,7 @@ def _convert_complex(k: str, attrs: Mapping) -> str:
                 "{r} = complex.create {x2}, {x3} : {rt}")
     # The real conversions below use no {xN} names of their own.
     if k == "c":
-        src = _part(src_bits)
+        src = complex_part(src_bits)
         if to == "b":
             return (f"{{x0}} = arith.constant 0.0 : {src}\n"
                     f"{{x1}} = complex.create {{x0}}, {{x0}} : {{t}}\n"
@@ -376,7 +372,7 @@ def _convert_complex(k: str, attrs: Mapping) -> str:
             return "{r} = complex.re {0} : {t}"
         return "{x0} = complex.re {0} : {t}\n" + real.replace(
             "{0}", "{x0}").replace("{t}", src)
-    part = _part(dst_bits)
+    part = complex_part(dst_bits)
     real = _convert_body(k, dict(attrs, to="f", dst_bits=dst_bits // 2,
                                  same=src_bits == dst_bits // 2, to_bf16=False))
     value = "{0}" if real == "{r} = {0}" else "{x0}"
@@ -715,20 +711,7 @@ SIGN = elementwise("sign", 1, {
     _sign_ref, kinds="uifc")
 EXP = unary_float("exp", "exp", silent_ref(np.exp), complex_fn="exp")
 LOG = elementwise("log", 1, log_body, silent_ref(np.log), kinds="fc")
-# C99's csqrt lies in the right half-plane with z's imaginary sign (csqrt(conj z) is
-# conj csqrt(z)); MLIR's complex.sqrt gave sqrt(-1 + 0j) a real part of -0 and sqrt(-1 - 0j)
-# +1j.
-def _sqrt_body(k: str, attrs: Mapping) -> str:
-    if k == "f":
-        return "{r} = math.sqrt {0} : {t}"
-    t = _part(attrs["dst_bits"])
-    return ("{x0} = complex.sqrt {0} : {t}\n{x1} = complex.re {x0} : {t}\n"
-            "{x2} = complex.im {x0} : {t}\n{x3} = complex.im {0} : {t}\n"
-            f"{{x4}} = math.absf {{x1}} : {t}\n{{x5}} = math.copysign {{x2}}, {{x3}} : {t}\n"
-            "{r} = complex.create {x4}, {x5} : {t}")
-
-
-SQRT = elementwise("sqrt", 1, _sqrt_body, silent_ref(np.sqrt), kinds="fc")
+SQRT = elementwise("sqrt", 1, sqrt_body, silent_ref(np.sqrt), kinds="fc")
 RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
                     complex_fn="rsqrt")
 TANH = unary_float("tanh", "tanh", silent_ref(np.tanh), complex_fn="tanh")
