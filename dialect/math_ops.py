@@ -268,17 +268,87 @@ def log_body(k: str, attrs: Mapping) -> str:
 {{r}} = complex.create {x[9]}, {{x3}} : {{t}}"""
 
 
+def _csqrt(t: str, z: str, c: str) -> tuple[list[str], str]:
+    """C99's csqrt of `z` (a complex of type `c`, parts `t`): lines of MLIR with temporaries
+    {x0}... and the name of the result. For finite z other than 0, w = sqrt((|x| + |z|) / 2)
+    and the other part |y| / 2w, so no part cancels (complex.sqrt lost the small one: sqrt(-4
+    - 1e-30j) had a real part of 0, sqrt(-1.8e121 + 5e-124j) one of 2.6e44), the parts
+    scaled by a power of 2 where that sum would overflow or underflow. Infinities, NaNs and
+    zeros take complex.sqrt's values, in the right half-plane with y's sign (it gave sqrt(-1
+    + 0j) a real part of -0, and sqrt(-1 - 0j) +1j)."""
+    lines: list[str] = []
+
+    def let(expr: str) -> str:
+        name = f"{{x{len(lines)}}}"
+        lines.append(f"{name} = {expr}")
+        return name
+
+    f64 = t == "f64"
+    consts = {"big": ("0x7FD0000000000000", "0x7E800000"),  # 2^1022, 2^126: |x| + |z| overflows
+              "small": ("0x0170000000000000", "0x0D800000"),  # 2^-1000, 2^-100: it underflows
+              "up": ("0x5FF0000000000000", "0x5F800000"),  # 2^512, 2^64
+              "down": ("0x2FF0000000000000", "0x2F800000"),  # 2^-256, 2^-32
+              "inf": ("0x7FF0000000000000", "0x7F800000"),
+              "one": ("1.0", "1.0"), "half": ("0.5", "0.5"), "quarter": ("0.25", "0.25"),
+              "two": ("2.0", "2.0"), "zero": ("0.0", "0.0")}
+    k = {name: let(f"arith.constant {v[0] if f64 else v[1]} : {t}")
+         for name, v in consts.items()}
+    x, y = let(f"complex.re {z} : {c}"), let(f"complex.im {z} : {c}")
+    ax, ay = let(f"math.absf {x} : {t}"), let(f"math.absf {y} : {t}")
+    m = let(f"arith.maximumf {ax}, {ay} : {t}")
+    is_big = let(f"arith.cmpf oge, {m}, {k['big']} : {t}")
+    is_small = let(f"arith.cmpf olt, {m}, {k['small']} : {t}")
+    scaled = let(f"arith.ori {is_big}, {is_small} : i1")
+    s_in = let(f"arith.select {is_small}, {k['up']}, {k['quarter']} : {t}")
+    s_in = let(f"arith.select {scaled}, {s_in}, {k['one']} : {t}")
+    s_out = let(f"arith.select {is_small}, {k['down']}, {k['two']} : {t}")
+    s_out = let(f"arith.select {scaled}, {s_out}, {k['one']} : {t}")
+    sx, sy = let(f"arith.mulf {ax}, {s_in} : {t}"), let(f"arith.mulf {ay}, {s_in} : {t}")
+    scaled_z = let(f"complex.create {sx}, {sy} : {c}")
+    h = let(f"complex.abs {scaled_z} : {c}")
+    w = let(f"arith.addf {sx}, {h} : {t}")
+    w = let(f"arith.mulf {w}, {k['half']} : {t}")
+    w = let(f"math.sqrt {w} : {t}")
+    d = let(f"arith.mulf {w}, {k['two']} : {t}")
+    d = let(f"arith.divf {sy}, {d} : {t}")
+    neg = let(f"arith.cmpf olt, {x}, {k['zero']} : {t}")
+    re = let(f"arith.select {neg}, {d}, {w} : {t}")
+    re = let(f"arith.mulf {re}, {s_out} : {t}")
+    im = let(f"arith.select {neg}, {w}, {d} : {t}")
+    im = let(f"arith.mulf {im}, {s_out} : {t}")
+    im = let(f"math.copysign {im}, {y} : {t}")
+    old = let(f"complex.sqrt {z} : {c}")
+    old_re = let(f"complex.re {old} : {c}")
+    old_re = let(f"math.absf {old_re} : {t}")
+    old_im = let(f"complex.im {old} : {c}")
+    old_im = let(f"math.copysign {old_im}, {y} : {t}")
+    finite = let(f"arith.cmpf olt, {m}, {k['inf']} : {t}")
+    nonzero = let(f"arith.cmpf ogt, {m}, {k['zero']} : {t}")
+    ordinary = let(f"arith.andi {finite}, {nonzero} : i1")
+    re = let(f"arith.select {ordinary}, {re}, {old_re} : {t}")
+    im = let(f"arith.select {ordinary}, {im}, {old_im} : {t}")
+    return lines, let(f"complex.create {re}, {im} : {c}")
+
+
 def sqrt_body(k: str, attrs: Mapping) -> str:
-    """math.sqrt; on complex numbers C99's csqrt, in the right half-plane with z's imaginary
-    sign (csqrt(conj z) is conj csqrt(z)): complex.sqrt gave sqrt(-1 + 0j) a real part of
-    -0 and sqrt(-1 - 0j) +1j."""
+    """math.sqrt; on complex numbers C99's csqrt (`_csqrt`)."""
     if k == "f":
         return "{r} = math.sqrt {0} : {t}"
+    lines, result = _csqrt(complex_part(attrs["dst_bits"]), "{0}", "{t}")
+    lines[-1] = "{r}" + lines[-1][len(result):]
+    return "\n".join(lines)
+
+
+def rsqrt_body(k: str, attrs: Mapping) -> str:
+    """math.rsqrt; on complex numbers 1 / csqrt(z) (complex.rsqrt took the other side of the
+    branch cut where Im z is -0, and lost small parts as complex.sqrt did)."""
+    if k == "f":
+        return "{r} = math.rsqrt {0} : {t}"
     t = complex_part(attrs["dst_bits"])
-    return ("{x0} = complex.sqrt {0} : {t}\n{x1} = complex.re {x0} : {t}\n"
-            "{x2} = complex.im {x0} : {t}\n{x3} = complex.im {0} : {t}\n"
-            f"{{x4}} = math.absf {{x1}} : {t}\n{{x5}} = math.copysign {{x2}}, {{x3}} : {t}\n"
-            "{r} = complex.create {x4}, {x5} : {t}")
+    lines, root = _csqrt(t, "{0}", "{t}")
+    one = f"{{x{len(lines)}}}"
+    return "\n".join([*lines, f"{one} = complex.constant [1.0 : {t}, 0.0 : {t}] : {{t}}",
+                      f"{{r}} = complex.div {one}, {root} : {{t}}"])
 
 
 COPYSIGN = elementwise("copysign", 2, {"f": "{r} = math.copysign {0}, {1} : {t}"},

@@ -152,7 +152,7 @@ from .math_ops import (
 from .math_ops import (
     XOR as XOR,
 )
-from .math_ops import log_body, sqrt_body
+from .math_ops import log_body, rsqrt_body, sqrt_body
 from .opdef import Attr, OpDef, Trait, VerifyError
 from .opdef import require as _require
 from .scan_ops import (
@@ -712,8 +712,8 @@ SIGN = elementwise("sign", 1, {
 EXP = unary_float("exp", "exp", silent_ref(np.exp), complex_fn="exp")
 LOG = elementwise("log", 1, log_body, silent_ref(np.log), kinds="fc")
 SQRT = elementwise("sqrt", 1, sqrt_body, silent_ref(np.sqrt), kinds="fc")
-RSQRT = unary_float("rsqrt", "rsqrt", silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)),
-                    complex_fn="rsqrt")
+RSQRT = elementwise("rsqrt", 1, rsqrt_body,
+                    silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), kinds="fc")
 TANH = unary_float("tanh", "tanh", silent_ref(np.tanh), complex_fn="tanh")
 SIN = elementwise("sin", 1, or_complex(libm_in_float64(
     keeping_signed_zero(TRIG_BODY.replace("FN", "sin")), "sin"), "sin"), silent_ref(np.sin),

@@ -100,6 +100,37 @@ def test_functions_match_jax(zw):
             assert_near(a, b, rtol=2e-5 if loose else 5e-6), name
 
 
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_square_roots_keep_both_parts_over_the_whole_exponent_range(dtype):
+    """sqrt and lax.rsqrt where one part is far smaller than the other or the parts are near
+    overflow or underflow, every sign, against NumPy's csqrt in more precision, part by part
+    (complex.sqrt cancelled the small part: sqrt(-4 - 1e-30j) had a real part of 0 for
+    2.5e-31, sqrt(-1.8e121 + 5e-124j) one of 2.6e44 for 5.8e-185; rsqrt(-1 - 0j) was -1j, not
+    1 / sqrt(-1 - 0j) = +1j)."""
+    info = np.finfo(dtype)
+    mags = ([1e-30, 1e-10, 1.0, 7.0, 1e10, 1e30, 3e38] if dtype == C64 else
+            [1e-300, 1e-150, 1e-30, 1.0, 7.0, 1e30, 1e150, 1e300, 1.7e308])
+    parts = np.array([s * m for m in mags for s in (1, -1)] + [0.0, -0.0])
+    z = (parts[:, None] + 1j * parts[None, :]).ravel().astype(dtype)
+    with setting("ember_enable_x64", dtype == C128):
+        roots, inverse = ember.jit(lambda v: (enp.sqrt(v), ember.lax.rsqrt(v)))(z)
+    precise = z.astype(np.clongdouble)
+    with np.errstate(all="ignore"):
+        want_roots = np.sqrt(precise)
+        want_inverse = 1 / want_roots
+    for name, got, exp in (("sqrt", roots, want_roots), ("rsqrt", inverse, want_inverse)):
+        got = np.asarray(got)
+        assert got.dtype == dtype
+        for part in (np.real, np.imag):
+            g, e = part(got).astype(np.longdouble), part(exp)
+            e = np.where(np.abs(e) < info.tiny, 0, e)  # compiled code flushes subnormals
+            ok = np.isclose(g, e, rtol=8 * info.eps, atol=0) | ((g == 0) & (e == 0))
+            ok |= np.isnan(e) & np.isnan(g)
+            assert ok.all(), (name, z[~ok][:4], got[~ok][:4], exp[~ok][:4])
+            nonzero = (z != 0) & np.isfinite(z)
+            assert (np.signbit(g) == np.signbit(e))[nonzero & (e != 0)].all(), name
+
+
 _INVERSES = ("arcsinh", "arccosh", "arctanh", "arcsin", "arccos", "arctan")
 
 
