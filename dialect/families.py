@@ -208,16 +208,60 @@ def libm_in_float64(template: str, fn: str) -> ScalarBody:
     return lambda k, attrs: f64 if attrs.get("dst_bits") == 64 else template
 
 
-# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6). Reduce the argument to
-# [-pi, pi] first, Cody-Waite style: 2*pi = 6.28125 (exact in 8 bits) + a small remainder
-# (in float32; float64 calls libm).
-TRIG_BODY = """{x0} = arith.constant 0.15915494309189535 : {t}
+# IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6), below 0 (sin(-1e-6) was
+# 1.1e-6, sin(-1e-30) 6.2e-8) and near their zeros (sin(3.1445723) off by 5.6e-5, relative).
+# So float32 takes y = x - q pi/2 in [-pi/4, pi/4] (q = round(2x/pi); pi/2 in three parts,
+# the first two of 8 bits so that q times them is exact while |x| < 1e5: Cody-Waite), IREE's
+# sin and cos on |y| only, and the quadrant q mod 4 picks +-sin y or +-cos y. Float64 calls
+# libm.
+_QUADRANT = """{x0} = arith.constant 0.6366197723675814 : {t}
 {x1} = arith.mulf {0}, {x0} : {t}
 {x2} = math.roundeven {x1} : {t}
-{x3} = arith.constant 6.28125 : {t}
-{x4} = arith.constant 0.0019353071795864769 : {t}
+{x3} = arith.constant 1.5703125 : {t}
+{x4} = arith.constant 4.84466552734375e-4 : {t}
 {x5} = arith.mulf {x2}, {x3} : {t}
 {x6} = arith.subf {0}, {x5} : {t}
 {x7} = arith.mulf {x2}, {x4} : {t}
-{x8} = arith.subf {x6}, {x7} : {t}
-{r} = math.FN {x8} : {t}"""
+{x29} = arith.subf {x6}, {x7} : {t}
+{x30} = arith.constant -6.397578431460715e-7 : {t}
+{x31} = arith.mulf {x2}, {x30} : {t}
+{x8} = arith.subf {x29}, {x31} : {t}
+{x9} = math.absf {x8} : {t}
+{x10} = math.sin {x9} : {t}
+{x11} = math.copysign {x10}, {x8} : {t}
+{x12} = math.cos {x9} : {t}
+{x13} = arith.constant 0.25 : {t}
+{x14} = arith.mulf {x2}, {x13} : {t}
+{x15} = math.floor {x14} : {t}
+{x16} = arith.constant 4.0 : {t}
+{x17} = arith.mulf {x15}, {x16} : {t}
+{x18} = arith.subf {x2}, {x17} : {t}
+{x19} = arith.constant 1.0 : {t}
+{x20} = arith.constant 3.0 : {t}
+{x21} = arith.cmpf oeq, {x18}, {x19} : {t}
+{x22} = arith.cmpf oeq, {x18}, {x20} : {t}
+{x23} = arith.ori {x21}, {x22} : i1
+{x24} = arith.constant 2.0 : {t}
+"""
+_TRIG_TAIL = {
+    # sin x: sin y, cos y, -sin y, -cos y by quadrant
+    "sin": """{x25} = arith.select {x23}, {x12}, {x11} : {t}
+{x26} = arith.negf {x25} : {t}
+{x27} = arith.cmpf oge, {x18}, {x24} : {t}
+{r} = arith.select {x27}, {x26}, {x25} : {t}""",
+    # cos x: cos y, -sin y, -cos y, sin y
+    "cos": """{x25} = arith.select {x23}, {x11}, {x12} : {t}
+{x26} = arith.negf {x25} : {t}
+{x27} = arith.cmpf oeq, {x18}, {x24} : {t}
+{x28} = arith.ori {x21}, {x27} : i1
+{r} = arith.select {x28}, {x26}, {x25} : {t}""",
+    # tan x: sin y / cos y, or -cos y / sin y in odd quadrants
+    "tan": """{x25} = arith.negf {x12} : {t}
+{x26} = arith.select {x23}, {x25}, {x11} : {t}
+{x27} = arith.select {x23}, {x11}, {x12} : {t}
+{r} = arith.divf {x26}, {x27} : {t}"""}
+
+
+def trig_body(fn: str) -> str:
+    """sin, cos or tan of float16/float32 (see _QUADRANT)."""
+    return _QUADRANT + _TRIG_TAIL[fn]

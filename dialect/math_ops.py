@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from .families import (
-    TRIG_BODY,
     complex_part,
     elementwise,
     keeping_signed_zero,
     libm_in_float64,
     or_complex,
     silent_ref,
+    trig_body,
 )
 from .types import kind
 
@@ -36,11 +36,12 @@ def _math(name: str, fn: str, ref: Callable, odd: bool = False, complex_too: boo
 
 
 def _with_overflow_bound(template: str) -> Callable[[str, Mapping], str]:
-    """Fill {big}: where formulas switch to log(x) + ln 2 because x * x would overflow."""
+    """Fill {big}: where formulas switch to log(x) + ln 2 because x * x would overflow; and
+    log1p in Kahan's form in float64."""
 
     def body(k: str, attrs: Mapping) -> str:
         big = {16: "2.0e2", 32: "1.0e18", 64: "1.0e150"}[attrs.get("dst_bits", 32)]
-        return template.replace("{big}", big)
+        return kahan_in_float64(template.replace("{big}", big))(k, attrs)
 
     return body
 
@@ -119,26 +120,117 @@ _ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
 
 
 EXP2 = _math("exp2", "exp2", np.exp2)
-EXPM1 = _math("expm1", "expm1", np.expm1, odd=True, complex_too=True)
-LOG1P = _math("log1p", "log1p", np.log1p, odd=True, complex_too=True)
+def _renamed(form: str, template: str) -> str:
+    """`form` with its names {nK} made {xN} past the ones `template` uses."""
+    n = 1 + max((int(i) for i in re.findall(r"\{x(\d+)\}", template)), default=-1)
+    return re.sub(r"\{n(\d+)\}", lambda m: f"{{x{n + int(m.group(1))}}}", form)
+
+
+# IREE expands float64 expm1 and log1p as exp(x) - 1 and log(1 + x), which cancel: expm1(1e-7)
+# was off by 5.7e-10 (relative), expm1(1e-300) and log1p(1e-300) were 0 (so were asinh's,
+# which calls log1p). Kahan's forms keep every digit with exp and log at their usual error:
+# expm1(x) = (u - 1) x / log u and log1p(x) = log(u) x / (u - 1), x itself where u is 1.
+_KAHAN = {"expm1": """{n0} = arith.constant 1.0 : {t}
+{n1} = math.exp {A} : {t}
+{n2} = arith.subf {n1}, {n0} : {t}
+{n3} = math.log {n1} : {t}
+{n4} = arith.divf {A}, {n3} : {t}
+{n5} = arith.mulf {n2}, {n4} : {t}
+{n6} = arith.cmpf oeq, {n1}, {n0} : {t}
+{n7} = arith.select {n6}, {A}, {n5} : {t}
+{n8} = arith.constant -1.0 : {t}
+{n9} = arith.cmpf oeq, {n2}, {n8} : {t}
+{n10} = arith.select {n9}, {n8}, {n7} : {t}
+{n11} = arith.constant 0x7FF0000000000000 : {t}
+{n12} = arith.cmpf oeq, {n1}, {n11} : {t}
+{R} = arith.select {n12}, {n1}, {n10} : {t}""", "log1p": """{n0} = arith.constant 1.0 : {t}
+{n1} = arith.addf {A}, {n0} : {t}
+{n2} = arith.subf {n1}, {n0} : {t}
+{n3} = math.log {n1} : {t}
+{n4} = arith.divf {A}, {n2} : {t}
+{n5} = arith.mulf {n3}, {n4} : {t}
+{n6} = arith.cmpf oeq, {n1}, {n0} : {t}
+{n7} = arith.constant 0x7FF0000000000000 : {t}
+{n8} = arith.cmpf oeq, {A}, {n7} : {t}
+{n9} = arith.ori {n6}, {n8} : i1
+{R} = arith.select {n9}, {A}, {n5} : {t}"""}
+
+
+def kahan_in_float64(template: str) -> Callable[[str, Mapping], str]:
+    """`template`, with its math.expm1 and math.log1p lines in Kahan's forms in float64 (IREE's
+    float16 and float32 polynomials are accurate)."""
+
+    def body(k: str, attrs: Mapping) -> str:
+        if attrs.get("dst_bits") != 64:
+            return template
+        out = template
+        for fn, form in _KAHAN.items():
+            for line in re.findall(rf"^(\{{\w+\}}) = math\.{fn} (\{{\w+\}}) : \{{t\}}$",
+                                   out, re.M):
+                lines = _renamed(form, out)
+                out = out.replace(f"{line[0]} = math.{fn} {line[1]} : {{t}}",
+                                  lines.replace("{R}", line[0]).replace("{A}", line[1]), 1)
+        return out
+
+    return body
+
+
+EXPM1 = elementwise("expm1", 1, or_complex(kahan_in_float64(keeping_signed_zero(
+    "{r} = math.expm1 {0} : {t}")), "expm1"), silent_ref(np.expm1), kinds="fc")
+LOG1P = elementwise("log1p", 1, or_complex(kahan_in_float64(keeping_signed_zero(
+    "{r} = math.log1p {0} : {t}")), "log1p"), silent_ref(np.log1p), kinds="fc")
 LOG2 = _math("log2", "log2", np.log2)
 # tan = sin / cos after the same argument reduction as sin and cos (IREE's own tan is off by
 # 3e-5, relative, at 353).
-_TAN = TRIG_BODY.replace("{r} = math.FN {x8} : {t}", """{x9} = math.sin {x8} : {t}
-{x10} = math.cos {x8} : {t}
-{r} = arith.divf {x9}, {x10} : {t}""")
-TAN = elementwise("tan", 1, or_complex(libm_in_float64(keeping_signed_zero(_TAN), "tan"),
-                                        "tan"), silent_ref(np.tan), kinds="fc")
+TAN = elementwise("tan", 1, or_complex(libm_in_float64(keeping_signed_zero(trig_body("tan")),
+                                                       "tan"), "tan"), silent_ref(np.tan),
+                  kinds="fc")
 ASIN = _math("asin", "asin", np.arcsin, odd=True)
 ACOS = _math("acos", "acos", np.arccos)
 ATAN = _math("atan", "atan", np.arctan, odd=True)
-SINH = _math("sinh", "sinh", np.sinh, odd=True)
+# IREE expands sinh as (e^x - e^-x) / 2 and atanh as log((1 + x) / (1 - x)) / 2, which
+# cancel near 0 (sinh(1e-7) was 1.19e-7 in float32, sinh(1e-30) 0). Instead, a = |x|:
+# sinh = (e + e / (e + 1)) / 2 with e = expm1(a) (h (h / 2), h = e^(a/2), where e + 1 would
+# overflow), atanh = log1p(2a / (1 - a)) / 2, with x's sign.
+_SINH = """{x0} = math.absf {0} : {t}
+{x1} = math.expm1 {x0} : {t}
+{x2} = arith.constant 1.0 : {t}
+{x3} = arith.addf {x1}, {x2} : {t}
+{x4} = arith.divf {x1}, {x3} : {t}
+{x5} = arith.addf {x1}, {x4} : {t}
+{x6} = arith.constant 0.5 : {t}
+{x7} = arith.mulf {x5}, {x6} : {t}
+{x8} = arith.mulf {x0}, {x6} : {t}
+{x9} = math.exp {x8} : {t}
+{x10} = arith.mulf {x9}, {x6} : {t}
+{x11} = arith.mulf {x9}, {x10} : {t}
+{x12} = arith.constant {big} : {t}
+{x13} = arith.cmpf ogt, {x0}, {x12} : {t}
+{x14} = arith.select {x13}, {x11}, {x7} : {t}
+{r} = math.copysign {x14}, {0} : {t}"""
+_ATANH = """{x0} = math.absf {0} : {t}
+{x1} = arith.constant 1.0 : {t}
+{x2} = arith.subf {x1}, {x0} : {t}
+{x3} = arith.addf {x0}, {x0} : {t}
+{x4} = arith.divf {x3}, {x2} : {t}
+{x5} = math.log1p {x4} : {t}
+{x6} = arith.constant 0.5 : {t}
+{x7} = arith.mulf {x5}, {x6} : {t}
+{r} = math.copysign {x7}, {0} : {t}"""
+
+
+def _sinh_body(k: str, attrs: Mapping) -> str:
+    big = {16: "10.0", 32: "88.0", 64: "709.0"}[attrs.get("dst_bits", 32)]
+    return kahan_in_float64(_SINH.replace("{big}", big))(k, attrs)
+
+
+SINH = elementwise("sinh", 1, _sinh_body, silent_ref(np.sinh), kinds="f")
 COSH = _math("cosh", "cosh", np.cosh)
 ASINH = elementwise("asinh", 1, _with_overflow_bound(_ASINH),
                     silent_ref(np.arcsinh), kinds="f")
 ACOSH = elementwise("acosh", 1, _with_overflow_bound(_ACOSH),
                     silent_ref(np.arccosh), kinds="f")
-ATANH = _math("atanh", "atanh", np.arctanh, odd=True)
+ATANH = elementwise("atanh", 1, kahan_in_float64(_ATANH), silent_ref(np.arctanh), kinds="f")
 
 
 def _erf_f64() -> str:

@@ -17,7 +17,6 @@ from .families import (
     MIN_BODY,
     PRODUCT_BODY,
     SUM_BODY,
-    TRIG_BODY,
     check_axes,
     complex_part,
     elementwise,
@@ -33,6 +32,7 @@ from .families import (
     reduction,
     same_dtypes,
     silent_ref,
+    trig_body,
     unary_float,
 )
 from .indexing_ops import (
@@ -716,9 +716,9 @@ RSQRT = elementwise("rsqrt", 1, rsqrt_body,
                     silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), kinds="fc")
 TANH = unary_float("tanh", "tanh", silent_ref(np.tanh), complex_fn="tanh")
 SIN = elementwise("sin", 1, or_complex(libm_in_float64(
-    keeping_signed_zero(TRIG_BODY.replace("FN", "sin")), "sin"), "sin"), silent_ref(np.sin),
+    keeping_signed_zero(trig_body("sin")), "sin"), "sin"), silent_ref(np.sin),
     kinds="fc")
-COS = elementwise("cos", 1, or_complex(libm_in_float64(TRIG_BODY.replace("FN", "cos"), "cos"),
+COS = elementwise("cos", 1, or_complex(libm_in_float64(trig_body("cos"), "cos"),
                                        "cos"), silent_ref(np.cos), kinds="fc")
 FLOOR = unary_float("floor", "floor", np.floor)
 CEIL = unary_float("ceil", "ceil", np.ceil)
