@@ -212,8 +212,9 @@ def libm_in_float64(template: str, fn: str) -> ScalarBody:
 # 1.1e-6, sin(-1e-30) 6.2e-8) and near their zeros (sin(3.1445723) off by 5.6e-5, relative).
 # So float32 takes y = x - q pi/2 in [-pi/4, pi/4] (q = round(2x/pi); pi/2 in three parts,
 # the first two of 8 bits so that q times them is exact while |x| < 1e5: Cody-Waite), IREE's
-# sin and cos on |y| only, and the quadrant q mod 4 picks +-sin y or +-cos y. Float64 calls
-# libm.
+# sin and cos on |y| only (sin y by y's sign: a select, as math.copysign has no lowering where
+# IREE runs a scalar on the host), and the quadrant q mod 4 picks +-sin y or +-cos y.
+# Float64 calls libm.
 _QUADRANT = """{x0} = arith.constant 0.6366197723675814 : {t}
 {x1} = arith.mulf {0}, {x0} : {t}
 {x2} = math.roundeven {x1} : {t}
@@ -228,7 +229,6 @@ _QUADRANT = """{x0} = arith.constant 0.6366197723675814 : {t}
 {x8} = arith.subf {x29}, {x31} : {t}
 {x9} = math.absf {x8} : {t}
 {x10} = math.sin {x9} : {t}
-{x11} = math.copysign {x10}, {x8} : {t}
 {x12} = math.cos {x9} : {t}
 {x13} = arith.constant 0.25 : {t}
 {x14} = arith.mulf {x2}, {x13} : {t}
@@ -242,6 +242,10 @@ _QUADRANT = """{x0} = arith.constant 0.6366197723675814 : {t}
 {x22} = arith.cmpf oeq, {x18}, {x20} : {t}
 {x23} = arith.ori {x21}, {x22} : i1
 {x24} = arith.constant 2.0 : {t}
+{x32} = arith.constant 0.0 : {t}
+{x33} = arith.cmpf olt, {x8}, {x32} : {t}
+{x34} = arith.negf {x10} : {t}
+{x11} = arith.select {x33}, {x34}, {x10} : {t}
 """
 _TRIG_TAIL = {
     # sin x: sin y, cos y, -sin y, -cos y by quadrant

@@ -191,7 +191,8 @@ ATAN = _math("atan", "atan", np.arctan, odd=True)
 # IREE expands sinh as (e^x - e^-x) / 2 and atanh as log((1 + x) / (1 - x)) / 2, which
 # cancel near 0 (sinh(1e-7) was 1.19e-7 in float32, sinh(1e-30) 0). Instead, a = |x|:
 # sinh = (e + e / (e + 1)) / 2 with e = expm1(a) (h (h / 2), h = e^(a/2), where e + 1 would
-# overflow), atanh = log1p(2a / (1 - a)) / 2, with x's sign.
+# overflow), atanh = log1p(2a / (1 - a)) / 2, with x's sign (a select, not math.copysign,
+# which has no lowering where IREE runs a scalar on the host; zeros return themselves).
 _SINH = """{x0} = math.absf {0} : {t}
 {x1} = math.expm1 {x0} : {t}
 {x2} = arith.constant 1.0 : {t}
@@ -207,7 +208,10 @@ _SINH = """{x0} = math.absf {0} : {t}
 {x12} = arith.constant {big} : {t}
 {x13} = arith.cmpf ogt, {x0}, {x12} : {t}
 {x14} = arith.select {x13}, {x11}, {x7} : {t}
-{r} = math.copysign {x14}, {0} : {t}"""
+{x15} = arith.constant 0.0 : {t}
+{x16} = arith.cmpf olt, {0}, {x15} : {t}
+{x17} = arith.negf {x14} : {t}
+{r} = arith.select {x16}, {x17}, {x14} : {t}"""
 _ATANH = """{x0} = math.absf {0} : {t}
 {x1} = arith.constant 1.0 : {t}
 {x2} = arith.subf {x1}, {x0} : {t}
@@ -216,12 +220,15 @@ _ATANH = """{x0} = math.absf {0} : {t}
 {x5} = math.log1p {x4} : {t}
 {x6} = arith.constant 0.5 : {t}
 {x7} = arith.mulf {x5}, {x6} : {t}
-{r} = math.copysign {x7}, {0} : {t}"""
+{x8} = arith.constant 0.0 : {t}
+{x9} = arith.cmpf olt, {0}, {x8} : {t}
+{x10} = arith.negf {x7} : {t}
+{r} = arith.select {x9}, {x10}, {x7} : {t}"""
 
 
 def _sinh_body(k: str, attrs: Mapping) -> str:
     big = {16: "10.0", 32: "88.0", 64: "709.0"}[attrs.get("dst_bits", 32)]
-    return kahan_in_float64(_SINH.replace("{big}", big))(k, attrs)
+    return kahan_in_float64(keeping_signed_zero(_SINH.replace("{big}", big)))(k, attrs)
 
 
 SINH = elementwise("sinh", 1, _sinh_body, silent_ref(np.sinh), kinds="f")
@@ -230,7 +237,8 @@ ASINH = elementwise("asinh", 1, _with_overflow_bound(_ASINH),
                     silent_ref(np.arcsinh), kinds="f")
 ACOSH = elementwise("acosh", 1, _with_overflow_bound(_ACOSH),
                     silent_ref(np.arccosh), kinds="f")
-ATANH = elementwise("atanh", 1, kahan_in_float64(_ATANH), silent_ref(np.arctanh), kinds="f")
+ATANH = elementwise("atanh", 1, kahan_in_float64(keeping_signed_zero(_ATANH)),
+                    silent_ref(np.arctanh), kinds="f")
 
 
 def _erf_f64() -> str:
