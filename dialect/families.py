@@ -220,50 +220,51 @@ _QUADRANT = """{x0} = arith.constant 0.6366197723675814 : {t}
 {x2} = math.roundeven {x1} : {t}
 {x3} = arith.constant 1.5703125 : {t}
 {x4} = arith.constant 4.84466552734375e-4 : {t}
-{x5} = arith.mulf {x2}, {x3} : {t}
-{x6} = arith.subf {0}, {x5} : {t}
-{x7} = arith.mulf {x2}, {x4} : {t}
-{x29} = arith.subf {x6}, {x7} : {t}
-{x30} = arith.constant -6.397578431460715e-7 : {t}
-{x31} = arith.mulf {x2}, {x30} : {t}
-{x8} = arith.subf {x29}, {x31} : {t}
-{x9} = math.absf {x8} : {t}
-{x10} = math.sin {x9} : {t}
-{x12} = math.cos {x9} : {t}
-{x13} = arith.constant 0.25 : {t}
-{x14} = arith.mulf {x2}, {x13} : {t}
-{x15} = math.floor {x14} : {t}
-{x16} = arith.constant 4.0 : {t}
-{x17} = arith.mulf {x15}, {x16} : {t}
-{x18} = arith.subf {x2}, {x17} : {t}
-{x19} = arith.constant 1.0 : {t}
-{x20} = arith.constant 3.0 : {t}
-{x21} = arith.cmpf oeq, {x18}, {x19} : {t}
-{x22} = arith.cmpf oeq, {x18}, {x20} : {t}
-{x23} = arith.ori {x21}, {x22} : i1
-{x24} = arith.constant 2.0 : {t}
-{x32} = arith.constant 0.0 : {t}
-{x33} = arith.cmpf olt, {x8}, {x32} : {t}
-{x34} = arith.negf {x10} : {t}
-{x11} = arith.select {x33}, {x34}, {x10} : {t}
+{x5} = arith.constant -6.397578431460715e-7 : {t}
+{x6} = arith.mulf {x2}, {x3} : {t}
+{x7} = arith.subf {0}, {x6} : {t}
+{x8} = arith.mulf {x2}, {x4} : {t}
+{x9} = arith.subf {x7}, {x8} : {t}
+{x10} = arith.mulf {x2}, {x5} : {t}
+{x11} = arith.subf {x9}, {x10} : {t}
+{x12} = math.absf {x11} : {t}
+{x13} = math.sin {x12} : {t}
+{x14} = math.cos {x12} : {t}
+{x15} = arith.constant 0.0 : {t}
+{x16} = arith.cmpf olt, {x11}, {x15} : {t}
+{x17} = arith.negf {x13} : {t}
+{x18} = arith.select {x16}, {x17}, {x13} : {t}
+{x19} = arith.constant 0.25 : {t}
+{x20} = arith.mulf {x2}, {x19} : {t}
+{x21} = math.floor {x20} : {t}
+{x22} = arith.constant 4.0 : {t}
+{x23} = arith.mulf {x21}, {x22} : {t}
+{x24} = arith.subf {x2}, {x23} : {t}
+{x25} = arith.constant 1.0 : {t}
+{x26} = arith.constant 3.0 : {t}
+{x27} = arith.cmpf oeq, {x24}, {x25} : {t}
+{x28} = arith.cmpf oeq, {x24}, {x26} : {t}
+{x29} = arith.ori {x27}, {x28} : i1
+{x30} = arith.constant 2.0 : {t}
 """
+# y is {x11}, sin y {x18}, cos y {x14}, the quadrant {x24}, odd quadrants {x29}
 _TRIG_TAIL = {
     # sin x: sin y, cos y, -sin y, -cos y by quadrant
-    "sin": """{x25} = arith.select {x23}, {x12}, {x11} : {t}
-{x26} = arith.negf {x25} : {t}
-{x27} = arith.cmpf oge, {x18}, {x24} : {t}
-{r} = arith.select {x27}, {x26}, {x25} : {t}""",
+    "sin": """{x31} = arith.select {x29}, {x14}, {x18} : {t}
+{x32} = arith.negf {x31} : {t}
+{x33} = arith.cmpf oge, {x24}, {x30} : {t}
+{r} = arith.select {x33}, {x32}, {x31} : {t}""",
     # cos x: cos y, -sin y, -cos y, sin y
-    "cos": """{x25} = arith.select {x23}, {x11}, {x12} : {t}
-{x26} = arith.negf {x25} : {t}
-{x27} = arith.cmpf oeq, {x18}, {x24} : {t}
-{x28} = arith.ori {x21}, {x27} : i1
-{r} = arith.select {x28}, {x26}, {x25} : {t}""",
+    "cos": """{x31} = arith.select {x29}, {x18}, {x14} : {t}
+{x32} = arith.negf {x31} : {t}
+{x33} = arith.cmpf oeq, {x24}, {x30} : {t}
+{x34} = arith.ori {x27}, {x33} : i1
+{r} = arith.select {x34}, {x32}, {x31} : {t}""",
     # tan x: sin y / cos y, or -cos y / sin y in odd quadrants
-    "tan": """{x25} = arith.negf {x12} : {t}
-{x26} = arith.select {x23}, {x25}, {x11} : {t}
-{x27} = arith.select {x23}, {x11}, {x12} : {t}
-{r} = arith.divf {x26}, {x27} : {t}"""}
+    "tan": """{x31} = arith.negf {x14} : {t}
+{x32} = arith.select {x29}, {x31}, {x18} : {t}
+{x33} = arith.select {x29}, {x18}, {x14} : {t}
+{r} = arith.divf {x32}, {x33} : {t}"""}
 
 
 def trig_body(fn: str) -> str:

@@ -24,15 +24,11 @@ from .families import (
 from .types import kind
 
 
-def _math(name: str, fn: str, ref: Callable, odd: bool = False, complex_too: bool = False
-          ) -> object:
-    """A float op that is math.`fn`; `odd` ones keep the sign of a zero; `complex_too` ones
-    are complex.`fn` on complex numbers."""
+def _math(name: str, fn: str, ref: Callable, odd: bool = False) -> object:
+    """A float op that is math.`fn`; `odd` ones keep the sign of a zero."""
     body = f"{{r}} = math.{fn} {{0}} : {{t}}"
-    templates = {"f": keeping_signed_zero(body) if odd else body}
-    if complex_too:
-        templates["c"] = f"{{r}} = complex.{fn} {{0}} : {{t}}"
-    return elementwise(name, 1, templates, silent_ref(ref), kinds="fc" if complex_too else "f")
+    return elementwise(name, 1, {"f": keeping_signed_zero(body) if odd else body},
+                       silent_ref(ref), kinds="f")
 
 
 def _with_overflow_bound(template: str) -> Callable[[str, Mapping], str]:
