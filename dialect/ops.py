@@ -25,14 +25,10 @@ from .families import (
     ieee_maximum,
     ieee_min,
     ieee_minimum,
-    keeping_signed_zero,
-    libm_in_float64,
     lowest,
-    or_complex,
     reduction,
     same_dtypes,
     silent_ref,
-    trig_body,
     unary_float,
 )
 from .indexing_ops import (
@@ -102,6 +98,9 @@ from .math_ops import (
     COPYSIGN as COPYSIGN,
 )
 from .math_ops import (
+    COS as COS,
+)
+from .math_ops import (
     COSH as COSH,
 )
 from .math_ops import (
@@ -109,6 +108,9 @@ from .math_ops import (
 )
 from .math_ops import (
     ERF as ERF,
+)
+from .math_ops import (
+    EXP as EXP,
 )
 from .math_ops import (
     EXP2 as EXP2,
@@ -141,10 +143,16 @@ from .math_ops import (
     SHIFT_RIGHT as SHIFT_RIGHT,
 )
 from .math_ops import (
+    SIN as SIN,
+)
+from .math_ops import (
     SINH as SINH,
 )
 from .math_ops import (
     TAN as TAN,
+)
+from .math_ops import (
+    TANH as TANH,
 )
 from .math_ops import (
     TRUNC as TRUNC,
@@ -709,17 +717,10 @@ SIGN = elementwise("sign", 1, {
          "{x3} = arith.cmpi ugt, {0}, {x0} : {t}\n{r} = arith.select {x3}, {x1}, {x0} : {t}",
     "c": "{r} = complex.sign {0} : {t}"},
     _sign_ref, kinds="uifc")
-EXP = unary_float("exp", "exp", silent_ref(np.exp), complex_fn="exp")
 LOG = elementwise("log", 1, log_body, silent_ref(np.log), kinds="fc")
 SQRT = elementwise("sqrt", 1, sqrt_body, silent_ref(np.sqrt), kinds="fc")
 RSQRT = elementwise("rsqrt", 1, rsqrt_body,
                     silent_ref(lambda x: (1 / np.sqrt(x)).astype(x.dtype)), kinds="fc")
-TANH = unary_float("tanh", "tanh", silent_ref(np.tanh), complex_fn="tanh")
-SIN = elementwise("sin", 1, or_complex(libm_in_float64(
-    keeping_signed_zero(trig_body("sin")), "sin"), "sin"), silent_ref(np.sin),
-    kinds="fc")
-COS = elementwise("cos", 1, or_complex(libm_in_float64(trig_body("cos"), "cos"),
-                                       "cos"), silent_ref(np.cos), kinds="fc")
 FLOOR = unary_float("floor", "floor", np.floor)
 CEIL = unary_float("ceil", "ceil", np.ceil)
 SELECT = elementwise("select", 3, {"f": "{r} = arith.select {0}, {1}, {2} : {t}",
