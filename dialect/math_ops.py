@@ -83,6 +83,45 @@ _ACOSH = """{x0} = arith.constant 1.0 : {t}
 # atan2(inf, inf) are nan, atan2(-1, -inf) is +pi). C's answers: for y = 0 or an infinite x
 # and finite y, +-0 or +-pi by the signs; for both infinite, +-pi/4 or +-3pi/4. The
 # result always has y's sign (IREE's loses it for tiny y).
+# atan in float16 and float32 (IREE's is off by 4e-6, relative, near 0.66): Cephes' atanf,
+# |x| reduced by tan(3 pi/8) and tan(pi/8) to [-0.4142, 0.4142] and a polynomial in x^2 there
+# (within 2e-7), x's sign by a select. {A} is the argument, {R} the result, {nK} temporaries.
+_ATAN_CORE = """{n0} = math.absf {A} : {t}
+{n1} = arith.constant 2.414213562373095 : {t}
+{n2} = arith.constant 0.41421356237309503 : {t}
+{n3} = arith.cmpf ogt, {n0}, {n1} : {t}
+{n4} = arith.cmpf ogt, {n0}, {n2} : {t}
+{n5} = arith.constant 1.0 : {t}
+{n6} = arith.constant -1.0 : {t}
+{n7} = arith.divf {n6}, {n0} : {t}
+{n8} = arith.subf {n0}, {n5} : {t}
+{n9} = arith.addf {n0}, {n5} : {t}
+{n10} = arith.divf {n8}, {n9} : {t}
+{n11} = arith.select {n4}, {n10}, {n0} : {t}
+{n12} = arith.select {n3}, {n7}, {n11} : {t}
+{n13} = arith.constant 0.7853981633974483 : {t}
+{n14} = arith.constant 1.5707963267948966 : {t}
+{n15} = arith.constant 0.0 : {t}
+{n16} = arith.select {n4}, {n13}, {n15} : {t}
+{n17} = arith.select {n3}, {n14}, {n16} : {t}
+{n18} = arith.mulf {n12}, {n12} : {t}
+{n19} = arith.constant 8.05374449538e-2 : {t}
+{n20} = arith.constant -1.38776856032e-1 : {t}
+{n21} = arith.constant 1.99777106478e-1 : {t}
+{n22} = arith.constant -3.33329491539e-1 : {t}
+{n23} = arith.mulf {n19}, {n18} : {t}
+{n24} = arith.addf {n23}, {n20} : {t}
+{n25} = arith.mulf {n24}, {n18} : {t}
+{n26} = arith.addf {n25}, {n21} : {t}
+{n27} = arith.mulf {n26}, {n18} : {t}
+{n28} = arith.addf {n27}, {n22} : {t}
+{n29} = arith.mulf {n28}, {n18} : {t}
+{n30} = arith.mulf {n29}, {n12} : {t}
+{n31} = arith.addf {n30}, {n12} : {t}
+{n32} = arith.addf {n17}, {n31} : {t}
+{n33} = arith.cmpf olt, {A}, {n15} : {t}
+{n34} = arith.negf {n32} : {t}
+{R} = arith.select {n33}, {n34}, {n32} : {t}"""
 _ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
 {x1} = arith.constant 0.0 : {t}
 {x2} = arith.constant 1.0 : {t}
@@ -178,7 +217,10 @@ LOG2 = _math("log2", "log2", np.log2)
 # 3e-5, relative, at 353).
 ASIN = _math("asin", "asin", np.arcsin, odd=True)
 ACOS = _math("acos", "acos", np.arccos)
-ATAN = _math("atan", "atan", np.arctan, odd=True)
+ATAN = elementwise("atan", 1, lambda k, attrs: keeping_signed_zero(
+    "{r} = math.atan {0} : {t}" if attrs.get("dst_bits") == 64 else
+    _ATAN_CORE.replace("{A}", "{0}").replace("{R}", "{r}").replace("{n", "{x")),
+    silent_ref(np.arctan), kinds="f")
 # IREE expands sinh as (e^x - e^-x) / 2 and atanh as log((1 + x) / (1 - x)) / 2, which
 # cancel near 0 (sinh(1e-7) was 1.19e-7 in float32, sinh(1e-30) 0). Instead, a = |x|:
 # sinh = (e + e / (e + 1)) / 2 with e = expm1(a) (h (h / 2), h = e^(a/2), where e + 1 would
@@ -329,7 +371,38 @@ CBRT = elementwise("cbrt", 1, lambda k, attrs: _CBRT_F64 if attrs.get("dst_bits"
                    else _CBRT, silent_ref(np.cbrt), kinds="f")
 ROUND = _math("round", "roundeven", np.round)  # half to even, as np.round and jnp.round
 TRUNC = _math("trunc", "trunc", np.trunc)
-ATAN2 = elementwise("atan2", 2, {"f": _ATAN2}, silent_ref(np.arctan2), kinds="f")
+def atan2_template(bits: int) -> str:
+    """_ATAN2 whose atan2 of |y| and |x| is _ATAN_CORE's atan(min / max), then pi/2 - a where
+    |y| > |x| and pi - a where x < 0, in float16 and float32 (float64 calls libm)."""
+    if bits == 64:
+        return _ATAN2
+    head = """{m0} = math.absf {0} : {t}
+{m1} = math.absf {1} : {t}
+{m2} = arith.minimumf {m0}, {m1} : {t}
+{m3} = arith.maximumf {m0}, {m1} : {t}
+{m4} = arith.divf {m2}, {m3} : {t}
+""" + _ATAN_CORE.replace("{A}", "{m4}").replace("{R}", "{m5}") + """
+{m6} = arith.constant 1.5707963267948966 : {t}
+{m7} = arith.subf {m6}, {m5} : {t}
+{m8} = arith.cmpf ogt, {m0}, {m1} : {t}
+{m9} = arith.select {m8}, {m7}, {m5} : {t}
+{m10} = arith.constant 3.141592653589793 : {t}
+{m11} = arith.subf {m10}, {m9} : {t}
+{m12} = arith.constant 0.0 : {t}
+{m13} = arith.cmpf olt, {1}, {m12} : {t}
+{x0} = arith.select {m13}, {m11}, {m9} : {t}"""
+    n = 1 + max(int(i) for i in re.findall(r"\{x(\d+)\}", _ATAN2))
+    names = {}
+
+    def fresh(m: re.Match) -> str:
+        return names.setdefault(m.group(0), f"{{x{n + len(names)}}}")
+
+    head = re.sub(r"\{[mn]\d+\}", fresh, head)
+    return _ATAN2.replace("{x0} = math.atan2 {0}, {1} : {t}", head, 1)
+
+
+ATAN2 = elementwise("atan2", 2, lambda k, attrs: atan2_template(attrs.get("dst_bits", 32)),
+                    silent_ref(np.arctan2), kinds="f")
 
 
 def log_body(k: str, attrs: Mapping) -> str:
@@ -339,10 +412,12 @@ def log_body(k: str, attrs: Mapping) -> str:
     if k == "f":
         return "{r} = math.log {0} : {t}"
     t = complex_part(attrs["dst_bits"])
+    template = atan2_template(attrs["dst_bits"] // 2)
     shift = lambda m: f"{{x{int(m.group(1)) + 4}}}"  # noqa: E731 (x0..x3 are this body's)
-    atan2 = re.sub(r"\{x(\d+)\}", shift, _ATAN2).replace("{0}", "{x1}").replace(
+    atan2 = re.sub(r"\{x(\d+)\}", shift, template).replace("{0}", "{x1}").replace(
         "{1}", "{x0}").replace("{r}", "{x3}").replace("{t}", t)
-    x = [f"{{x{4 + _ATAN2.count('{x') + i}}}" for i in range(10)]  # past atan2's own
+    last = max(int(i) for i in re.findall(r"\{x(\d+)\}", template))
+    x = [f"{{x{5 + last + i}}}" for i in range(10)]  # past atan2's own
     return f"""{{x0}} = complex.re {{0}} : {{t}}
 {{x1}} = complex.im {{0}} : {{t}}
 {x[0]} = complex.abs {{0}} : {{t}}
