@@ -9,6 +9,7 @@ carry signedness in the operation, not the type).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,13 +61,31 @@ from .walk import body, functions
 def lower_elementwise(em: Emitter, op: mlir.Operation, args: list[str],
                       avals: list[ShapedArray], params: dict, result: ShapedArray) -> str:
     template = eir.opdef(op).scalar(kind(avals[-1].dtype), template_params(avals, result, params))
-    if result.ndim == 0 and avals and em.loop_depth:
+    if result.ndim == 0 and avals and em.loop_depth and runs_on_the_host(template):
         return _scalar_elementwise(em, template, args, avals, result)
     ident = identity_map(result.ndim)
     inputs = [(a, av, ident) for a, av in zip(args, avals, strict=True)]
     elem = etype(avals[-1])
     return em.generic(inputs, em.empty(result), result, ident, iterators(result.ndim),
                       lambda bargs, _: em.scalar_body(template, bargs, elem, etype(result)))
+
+
+# The math ops IREE's VM runs (its math-to-VM conversion); arith's but maxnumf/minnumf; scf.
+_HOST_MATH = {"absf", "atan", "atan2", "ceil", "cos", "erf", "exp", "exp2", "expm1", "floor",
+              "log", "log10", "log1p", "log2", "powf", "roundeven", "round", "rsqrt", "sin",
+              "sqrt", "tanh"}
+_OP = re.compile(r"=\s*\"?([a-z_]+)\.([a-z_0-9.]+)")
+
+
+def runs_on_the_host(template: str) -> bool:
+    """Whether IREE can run `template` as host code (its VM): a body with an op it cannot
+    (math.copysign, math.cosh, float64 math.tan, arith.maxnumf, complex ops) stays a kernel,
+    where it compiled as a host scalar it failed ("failed to legalize operation")."""
+    for dialect, name in _OP.findall(template):
+        if dialect == "math" and name not in _HOST_MATH or dialect == "complex" or (
+                dialect == "arith" and name in ("maxnumf", "minnumf")):
+            return False
+    return True
 
 
 def _scalar_elementwise(em: Emitter, template: str, args: list[str], avals: list[ShapedArray],

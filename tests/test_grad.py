@@ -413,6 +413,34 @@ def test_rnn_through_scan_matches_jax(seed, dims):
     assert_close(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scalar_loop_carries_through_every_function_match_jax(dtype):
+    """A scalar carried through a loop runs as host code in IREE's VM, which has no
+    math.copysign, cosh, float64 tan, arith.maxnumf or complex ops: bodies with those stay
+    kernels (value_and_grad of such loops through arcsinh, arctan2, sinh's derivative, complex
+    sqrt, tanh, exp and log failed to compile)."""
+    def step(np_, s):
+        terms = [np_.sin(s), np_.cos(s), np_.tan(s), np_.sinh(s), np_.arctanh(s * 0.1),
+                 np_.arctan(s), np_.arctan2(s, 2.0), np_.expm1(s), np_.log1p(s),
+                 np_.arcsinh(s), np_.arccosh(s + 2.0), np_.real(np_.exp(s + 1j)),
+                 np_.real(np_.sqrt(s - 1j)), np_.real(np_.tanh(s + 1j)),
+                 np_.real(np_.log(s + 1j)), s ** 1.5]
+        return sum(terms) * 0.05 + 0.1
+
+    def run(np_, lax):
+        return lambda v: lax.fori_loop(0, 3, lambda i, s: step(np_, s), v)
+
+    x = dtype(0.5)
+    with setting("ember_enable_x64", dtype == np.float64):
+        value, grad = ember.jit(ember.value_and_grad(run(jnp, ember.lax)))(x)
+    with jax.enable_x64(dtype == np.float64):
+        want, want_grad = jax.value_and_grad(run(J, jax.lax))(x)
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    assert np.asarray(value).dtype == dtype
+    assert_close(value, want, rtol=tol)
+    assert_close(grad, want_grad, rtol=10 * tol)
+
+
 def test_control_flow_in_forward_mode_and_higher_order():
     """jvp (the transpose of the vjp), grad of grad and the hessian through cond and loops."""
     lax, jlax = ember.lax, jax.lax

@@ -86,6 +86,28 @@ func.func @counted(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<4xf32>) -> ten
   return %0 : tensor<4xf32>
 }
 
+// A rank-0 op in a loop is host arithmetic (extract, compute, from_elements) where IREE's VM
+// runs its whole body (sin), and a kernel where it does not (atan2's body has math.copysign,
+// which the VM cannot run).
+// CHECK-LABEL: func.func @host_scalars
+// CHECK: scf.for
+// CHECK: tensor.extract
+// CHECK-NOT: linalg.generic
+// CHECK: math.sin
+// CHECK: tensor.from_elements
+// CHECK: linalg.generic
+// CHECK: math.copysign
+// CHECK: scf.yield
+func.func @host_scalars(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<f32>) -> tensor<f32> {
+  %0 = "ember.for"(%lo, %hi, %x) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<f32>):
+    %s = "ember.sin"(%c) : (tensor<f32>) -> tensor<f32>
+    %a = "ember.atan2"(%s, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "ember.yield"(%a) : (tensor<f32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 // Unused results: the if goes, unless a region prints.
 // CHECK-LABEL: func.func @dead
 // CHECK-NOT: scf.if
