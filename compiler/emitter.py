@@ -171,7 +171,8 @@ class Emitter:
         if template.strip() == "{r} = {0}":
             return args[0]
         subst = {"t": elem, "rt": result_elem, "r": self.fresh("s")}
-        subst.update({f"x{i}": self.fresh("x") for i in range(template.count("{x"))})
+        subst.update({f"x{i}": self.fresh("x")
+                      for i in sorted(set(map(int, re.findall(r"\{x(\d+)\}", template))))})
         template = template.replace("{", "{{").replace("}", "}}")
         template = re.sub(r"\{\{(\w+)\}\}", r"{\1}", template)
         for line in template.split("\n"):
@@ -229,7 +230,8 @@ def template_params(avals: list[ShapedArray], result: ShapedArray, params: dict)
     """What scalar templates may ask besides IR attributes (convert's source and target)."""
     src = avals[-1] if avals else result
     return dict(params, to=kind(result.dtype), src_bits=bits(src), dst_bits=bits(result),
-                same=src.dtype == result.dtype, to_bf16=result.dtype.name == "bfloat16")
+                same=src.dtype == result.dtype, to_bf16=result.dtype.name == "bfloat16",
+                from_f16=src.dtype == np.float16)
 
 
 def bits(aval: ShapedArray) -> int:

@@ -126,7 +126,7 @@ def elements_value(attr: mlir.Attribute) -> np.ndarray:
     typed = (mlir.DenseFPElementsAttr if aval.dtype.kind in "fV" else mlir.DenseIntElementsAttr)
     try:
         return np.array(memoryview(typed(attr))).view(aval.dtype).reshape(aval.shape)
-    except (RuntimeError, ValueError, TypeError):  # bfloat16 has no buffer format
+    except (RuntimeError, ValueError, TypeError, BufferError):  # bfloat16: no buffer format
         return _parse_elements(str(attr), aval)
 
 
@@ -134,11 +134,12 @@ def _parse_elements(text: str, aval: ShapedArray) -> np.ndarray:
     body = text[text.index("<") + 1:text.rindex(">", 0, text.rindex(":"))]
     if body.startswith('"0x'):
         return np.frombuffer(bytes.fromhex(body[3:-1]), aval.dtype).reshape(aval.shape).copy()
-    flat = [float(t) for t in re.findall(r"[-+.\w]+", body)]
-    if aval.dtype.kind == "c":
-        pairs = np.array(flat, np.float64).reshape(-1, 2)
-        return (pairs[:, 0] + 1j * pairs[:, 1]).astype(aval.dtype).reshape(aval.shape)
-    return np.array(flat, np.float32).astype(aval.dtype).reshape(aval.shape)
+    tokens = re.findall(r"[-+.\w]+", body)
+    if aval.dtype.kind != "c":  # non-finite values are spelled by their bits
+        return np.array([_scalar_of_text(t, aval.dtype) for t in tokens],
+                        aval.dtype).reshape(aval.shape)
+    pairs = np.array([float(t) for t in tokens], np.float64).reshape(-1, 2)
+    return (pairs[:, 0] + 1j * pairs[:, 1]).astype(aval.dtype).reshape(aval.shape)
 
 
 def splat_value(attr: mlir.Attribute) -> np.ndarray:

@@ -389,6 +389,31 @@ def _convert_complex(k: str, attrs: Mapping) -> str:
             f"{{r}} = complex.create {value}, {{x1}} : {{rt}}")
 
 
+def _float_to_int(signed: bool, bits: int, from_f16: bool) -> str:
+    """Saturating, as XLA's convert (and so JAX's astype): NaN is 0, values past the integer
+    type's range its min or max (fptosi/fptoui of them is undefined: an int32 of inf was
+    INT_MIN, a uint8 of -2.5 was 254). Names from {x40} on: complex conversions wrap this."""
+    top = 2.0 ** (bits - 1 if signed else bits)  # the first float past the largest integer
+    imax, imin = (2 ** (bits - 1) - 1, -(2 ** (bits - 1))) if signed else (2 ** bits - 1, 0)
+    top_text = "0x7C00" if from_f16 and top > 65504 else repr(top)  # f16's inf
+    low_text = "0xFC00" if from_f16 and -imin > 65504 else repr(float(imin))  # or -inf
+    conv = "fptosi" if signed else "fptoui"
+    return f"""{{x40}} = arith.constant 0.0 : {{t}}
+{{x41}} = arith.cmpf uno, {{0}}, {{0}} : {{t}}
+{{x42}} = arith.constant {top_text} : {{t}}
+{{x43}} = arith.cmpf oge, {{0}}, {{x42}} : {{t}}
+{{x44}} = arith.constant {low_text} : {{t}}
+{{x45}} = arith.cmpf olt, {{0}}, {{x44}} : {{t}}
+{{x46}} = arith.ori {{x41}}, {{x43}} : i1
+{{x47}} = arith.ori {{x46}}, {{x45}} : i1
+{{x48}} = arith.select {{x47}}, {{x40}}, {{0}} : {{t}}
+{{x49}} = arith.{conv} {{x48}} : {{t}} to {{rt}}
+{{x50}} = arith.constant {imax} : {{rt}}
+{{x51}} = arith.constant {imin} : {{rt}}
+{{x52}} = arith.select {{x43}}, {{x50}}, {{x49}} : {{rt}}
+{{r}} = arith.select {{x45}}, {{x51}}, {{x52}} : {{rt}}"""
+
+
 def _convert_body(k: str, attrs: Mapping) -> str:
     """Chosen from the source kind and the result kind (`attrs['to']`), NumPy's casting."""
     to, src_bits, dst_bits = attrs["to"], attrs["src_bits"], attrs["dst_bits"]
@@ -403,7 +428,7 @@ def _convert_body(k: str, attrs: Mapping) -> str:
         return "{r} = {0}" if dst_bits == src_bits and attrs["same"] else \
             f"{{r}} = arith.{op} {{0}} : {{t}} to {{rt}}"
     if k == "f":
-        return f"{{r}} = arith.{'fptosi' if to == 'i' else 'fptoui'} {{0}} : {{t}} to {{rt}}"
+        return _float_to_int(to == "i", dst_bits, attrs.get("from_f16", False))
     if to == "f" and attrs.get("to_bf16"):
         # LLVM lowers int -> bfloat16 to a call of __truncsfbf2, which IREE's runtime lacks
         # (and MLIR folds truncf(sitofp) back into it): go through float32 and round its bits
@@ -466,9 +491,18 @@ def _convert() -> OpDef:
         return ShapedArray(x.shape, np.dtype(dtype), weak_type)
 
     def reference(x, *, dtype, weak_type=False):
-        x = np.asarray(x)
-        return (x.real if x.dtype.kind == "c" and np.dtype(dtype).kind != "c"
-                and dtype != np.bool_ else x).astype(dtype)
+        x, dtype = np.asarray(x), np.dtype(dtype)
+        x = x.real if x.dtype.kind == "c" and dtype.kind != "c" and dtype != np.bool_ else x
+        if kind(x.dtype) == "f" and dtype.kind in "iu":  # saturating, as the kernel
+            info = np.iinfo(dtype)
+            with np.errstate(invalid="ignore"):
+                inside = np.clip(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=0.0,
+                                               neginf=0.0), info.min, info.max)
+                out = np.trunc(inside).astype(dtype)
+                out = np.where(x.astype(np.float64) >= 2.0 ** (info.bits - (dtype.kind == "i")),
+                               info.max, out)
+                return np.where(x.astype(np.float64) < info.min, info.min, out).astype(dtype)
+        return x.astype(dtype)
 
     return OpDef("ember.convert", ("operand",), infer, reference,
                  frozenset({Trait.PURE, Trait.ELEMENTWISE}), type_params=("dtype",),

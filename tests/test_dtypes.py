@@ -15,7 +15,7 @@ from tolerances import tolerance
 
 import ember
 import ember.numpy as enp
-from helpers import assert_close
+from helpers import assert_close, setting
 
 jnp = jax.numpy
 
@@ -149,3 +149,29 @@ def test_complex_values_are_arrays_and_long_doubles_are_named_as_unsupported():
     assert np.array_equal(np.asarray(enp.array([1 + 2j, 3])), np.array([1 + 2j, 3], np.complex64))
     with pytest.raises(TypeError, match="does not support dtype complex256"):
         enp.array(np.array([1j], np.clongdouble))
+
+
+_INTS = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+
+
+@pytest.mark.parametrize("src", [np.float32, np.float16, ml_dtypes.bfloat16, np.float64])
+def test_float_to_int_conversions_saturate_as_jaxs(src):
+    """NaN converts to 0 and values past an integer type's range to its min or max, as XLA's
+    convert does (fptosi/fptoui of them is undefined: an int32 of inf was INT_MIN, a uint8 of
+    -2.5 was 254); jit, eager and constant folding alike."""
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 0.5, -0.5, 1e20, 127.9, 128.0,
+                  -128.0, -129.0, 255.9, 256.0, 65535.9, 2147483520.0]).astype(src)
+    wide = src == np.float64
+    ints = _INTS + ([np.int64, np.uint64] if wide else [])
+    with setting("ember_enable_x64", wide), jax.enable_x64(wide):
+        ours = ember.jit(lambda v: [v.astype(t) for t in ints])(x)
+        folded = ember.jit(lambda: [enp.asarray(x).astype(t) for t in ints])()
+        eager = [enp.asarray(x).astype(t) for t in ints[:2]]
+        theirs = jax.jit(lambda v: [v.astype(t) for t in ints])(x)
+    for t, a, b, c in zip(ints, ours, folded, theirs, strict=True):
+        want = np.asarray(c)
+        assert np.asarray(a).dtype == want.dtype == np.dtype(t)
+        np.testing.assert_array_equal(np.asarray(a), want, err_msg=np.dtype(t).name)
+        np.testing.assert_array_equal(np.asarray(b), want, err_msg=np.dtype(t).name)
+    for t, a in zip(ints, eager, strict=False):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(theirs[ints.index(t)]))
