@@ -79,10 +79,6 @@ _ACOSH = """{x0} = arith.constant 1.0 : {t}
 {x15} = arith.constant 0.0 : {t}
 {x16} = arith.divf {x15}, {x15} : {t}
 {r} = arith.select {x14}, {x16}, {x13} : {t}"""
-# IREE's atan2 is wrong where an argument is zero or infinite (atan2(0, 0) and
-# atan2(inf, inf) are nan, atan2(-1, -inf) is +pi). C's answers: for y = 0 or an infinite x
-# and finite y, +-0 or +-pi by the signs; for both infinite, +-pi/4 or +-3pi/4. The
-# result always has y's sign (IREE's loses it for tiny y).
 # atan in float16 and float32 (IREE's is off by 4e-6, relative, near 0.66): Cephes' atanf,
 # |x| reduced by tan(3 pi/8) and tan(pi/8) to [-0.4142, 0.4142] and a polynomial in x^2 there
 # (within 2e-7), x's sign by a select. {A} is the argument, {R} the result, {nK} temporaries.
@@ -122,6 +118,10 @@ _ATAN_CORE = """{n0} = math.absf {A} : {t}
 {n33} = arith.cmpf olt, {A}, {n15} : {t}
 {n34} = arith.negf {n32} : {t}
 {R} = arith.select {n33}, {n34}, {n32} : {t}"""
+# IREE's atan2 is wrong where an argument is zero or infinite (atan2(0, 0) and
+# atan2(inf, inf) are nan, atan2(-1, -inf) is +pi). C's answers: for y = 0 or an infinite x
+# and finite y, +-0 or +-pi by the signs; for both infinite, +-pi/4 or +-3pi/4. The
+# result always has y's sign (IREE's loses it for tiny y).
 _ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
 {x1} = arith.constant 0.0 : {t}
 {x2} = arith.constant 1.0 : {t}
@@ -155,6 +155,8 @@ _ATAN2 = """{x0} = math.atan2 {0}, {1} : {t}
 
 
 EXP2 = _math("exp2", "exp2", np.exp2)
+
+
 def _renamed(form: str, template: str) -> str:
     """`form` with its names {nK} made {xN} past the ones `template` uses."""
     n = 1 + max((int(i) for i in re.findall(r"\{x(\d+)\}", template)), default=-1)
@@ -213,8 +215,6 @@ def kahan_in_float64(template: str) -> Callable[[str, Mapping], str]:
 LOG1P = elementwise("log1p", 1, or_complex(kahan_in_float64(keeping_signed_zero(
     "{r} = math.log1p {0} : {t}")), "log1p"), silent_ref(np.log1p), kinds="fc")
 LOG2 = _math("log2", "log2", np.log2)
-# tan = sin / cos after the same argument reduction as sin and cos (IREE's own tan is off by
-# 3e-5, relative, at 353).
 ASIN = _math("asin", "asin", np.arcsin, odd=True)
 ACOS = _math("acos", "acos", np.arccos)
 ATAN = elementwise("atan", 1, lambda k, attrs: keeping_signed_zero(
@@ -388,29 +388,22 @@ def atan2_template(bits: int) -> str:
     |y| > |x| and pi - a where x < 0, in float16 and float32 (float64 calls libm)."""
     if bits == 64:
         return _ATAN2
-    head = """{m0} = math.absf {0} : {t}
-{m1} = math.absf {1} : {t}
-{m2} = arith.minimumf {m0}, {m1} : {t}
-{m3} = arith.maximumf {m0}, {m1} : {t}
-{m4} = arith.divf {m2}, {m3} : {t}
-""" + _ATAN_CORE.replace("{A}", "{m4}").replace("{R}", "{m5}") + """
-{m6} = arith.constant 1.5707963267948966 : {t}
-{m7} = arith.subf {m6}, {m5} : {t}
-{m8} = arith.cmpf ogt, {m0}, {m1} : {t}
-{m9} = arith.select {m8}, {m7}, {m5} : {t}
-{m10} = arith.constant 3.141592653589793 : {t}
-{m11} = arith.subf {m10}, {m9} : {t}
-{m12} = arith.constant 0.0 : {t}
-{m13} = arith.cmpf olt, {1}, {m12} : {t}
-{x0} = arith.select {m13}, {m11}, {m9} : {t}"""
-    n = 1 + max(int(i) for i in re.findall(r"\{x(\d+)\}", _ATAN2))
-    names = {}
-
-    def fresh(m: re.Match) -> str:
-        return names.setdefault(m.group(0), f"{{x{n + len(names)}}}")
-
-    head = re.sub(r"\{[mn]\d+\}", fresh, head)
-    return _ATAN2.replace("{x0} = math.atan2 {0}, {1} : {t}", head, 1)
+    head = """{n35} = math.absf {0} : {t}
+{n36} = math.absf {1} : {t}
+{n37} = arith.minimumf {n35}, {n36} : {t}
+{n38} = arith.maximumf {n35}, {n36} : {t}
+{n39} = arith.divf {n37}, {n38} : {t}
+""" + _ATAN_CORE.replace("{A}", "{n39}").replace("{R}", "{n40}") + """
+{n41} = arith.constant 1.5707963267948966 : {t}
+{n42} = arith.subf {n41}, {n40} : {t}
+{n43} = arith.cmpf ogt, {n35}, {n36} : {t}
+{n44} = arith.select {n43}, {n42}, {n40} : {t}
+{n45} = arith.constant 3.141592653589793 : {t}
+{n46} = arith.subf {n45}, {n44} : {t}
+{n47} = arith.constant 0.0 : {t}
+{n48} = arith.cmpf olt, {1}, {n47} : {t}
+{x0} = arith.select {n48}, {n46}, {n44} : {t}"""  # _ATAN_CORE's names are {n0}..{n34}
+    return _ATAN2.replace("{x0} = math.atan2 {0}, {1} : {t}", _renamed(head, _ATAN2), 1)
 
 
 ATAN2 = elementwise("atan2", 2, lambda k, attrs: atan2_template(attrs.get("dst_bits", 32)),
@@ -446,21 +439,46 @@ def log_body(k: str, attrs: Mapping) -> str:
 {{r}} = complex.create {x[9]}, {{x3}} : {{t}}"""
 
 
-def _csqrt(t: str, z: str, c: str) -> tuple[list[str], str]:
-    """C99's csqrt of `z` (a complex of type `c`, parts `t`): lines of MLIR with temporaries
-    {x0}... and the name of the result. For finite z other than 0, w = sqrt((|x| + |z|) / 2)
-    and the other part |y| / 2w, so no part cancels (complex.sqrt lost the small one: sqrt(-4
+class _Parts:
+    """Lines of a complex body: temporaries {x0}..., and real bodies inlined."""
+
+    def __init__(self, t: str):
+        self.t, self.lines, self.n = t, [], 0
+
+    def let(self, expr: str) -> str:
+        name = f"{{x{self.n}}}"
+        self.n += 1
+        self.lines.append(f"{name} = {expr}")
+        return name
+
+    def const(self, value: str) -> str:
+        return self.let(f"arith.constant {value} : {self.t}")
+
+    def real(self, body: Callable[[str, Mapping], str], arg: str) -> str:
+        """`body` (a float row's) of `arg`, its names renamed past these."""
+        template = body("f", {"dst_bits": 64 if self.t == "f64" else 32})
+        offset = self.n
+        self.n += 1 + max((int(i) for i in re.findall(r"\{x(\d+)\}", template)), default=-1)
+        result = f"{{x{self.n}}}"
+        self.n += 1
+        text = re.sub(r"\{x(\d+)\}", lambda m: f"{{x{offset + int(m.group(1))}}}", template)
+        self.lines += text.replace("{0}", arg).replace("{r}", result).replace(
+            "{t}", self.t).splitlines()
+        return result
+
+    def op(self, name: str, *args: str) -> str:
+        return self.let(f"arith.{name} {', '.join(args)} : {self.t}")
+
+
+def _csqrt(b: _Parts, z: str, c: str) -> str:
+    """C99's csqrt of `z` (a complex of type `c`), its lines added to `b`; the name of the
+    result. For finite z other than 0, w = sqrt((|x| + |z|) / 2) and the other part |y| / 2w,
+    so no part cancels (complex.sqrt lost the small one: sqrt(-4
     - 1e-30j) had a real part of 0, sqrt(-1.8e121 + 5e-124j) one of 2.6e44), the parts
     scaled by a power of 2 where that sum would overflow or underflow. Infinities, NaNs and
     zeros take complex.sqrt's values, in the right half-plane with y's sign (it gave sqrt(-1
     + 0j) a real part of -0, and sqrt(-1 - 0j) +1j)."""
-    lines: list[str] = []
-
-    def let(expr: str) -> str:
-        name = f"{{x{len(lines)}}}"
-        lines.append(f"{name} = {expr}")
-        return name
-
+    let, t = b.let, b.t
     f64 = t == "f64"
     consts = {"big": ("0x7FD0000000000000", "0x7E800000"),  # 2^1022, 2^126: |x| + |z| overflows
               "small": ("0x0170000000000000", "0x0D800000"),  # 2^-1000, 2^-100: it underflows
@@ -469,8 +487,7 @@ def _csqrt(t: str, z: str, c: str) -> tuple[list[str], str]:
               "inf": ("0x7FF0000000000000", "0x7F800000"),
               "one": ("1.0", "1.0"), "half": ("0.5", "0.5"), "quarter": ("0.25", "0.25"),
               "two": ("2.0", "2.0"), "zero": ("0.0", "0.0")}
-    k = {name: let(f"arith.constant {v[0] if f64 else v[1]} : {t}")
-         for name, v in consts.items()}
+    k = {name: b.const(v[0] if f64 else v[1]) for name, v in consts.items()}
     x, y = let(f"complex.re {z} : {c}"), let(f"complex.im {z} : {c}")
     ax, ay = let(f"math.absf {x} : {t}"), let(f"math.absf {y} : {t}")
     m = let(f"arith.maximumf {ax}, {ay} : {t}")
@@ -505,16 +522,16 @@ def _csqrt(t: str, z: str, c: str) -> tuple[list[str], str]:
     ordinary = let(f"arith.andi {finite}, {nonzero} : i1")
     re = let(f"arith.select {ordinary}, {re}, {old_re} : {t}")
     im = let(f"arith.select {ordinary}, {im}, {old_im} : {t}")
-    return lines, let(f"complex.create {re}, {im} : {c}")
+    return let(f"complex.create {re}, {im} : {c}")
 
 
 def sqrt_body(k: str, attrs: Mapping) -> str:
     """math.sqrt; on complex numbers C99's csqrt (`_csqrt`)."""
     if k == "f":
         return "{r} = math.sqrt {0} : {t}"
-    lines, result = _csqrt(complex_part(attrs["dst_bits"]), "{0}", "{t}")
-    lines[-1] = "{r}" + lines[-1][len(result):]
-    return "\n".join(lines)
+    b = _Parts(complex_part(attrs["dst_bits"]))
+    root = _csqrt(b, "{0}", "{t}")
+    return "\n".join([*b.lines[:-1], "{r}" + b.lines[-1][len(root):]])
 
 
 def rsqrt_body(k: str, attrs: Mapping) -> str:
@@ -522,11 +539,10 @@ def rsqrt_body(k: str, attrs: Mapping) -> str:
     branch cut where Im z is -0, and lost small parts as complex.sqrt did)."""
     if k == "f":
         return "{r} = math.rsqrt {0} : {t}"
-    t = complex_part(attrs["dst_bits"])
-    lines, root = _csqrt(t, "{0}", "{t}")
-    one = f"{{x{len(lines)}}}"
-    return "\n".join([*lines, f"{one} = complex.constant [1.0 : {t}, 0.0 : {t}] : {{t}}",
-                      f"{{r}} = complex.div {one}, {root} : {{t}}"])
+    b = _Parts(complex_part(attrs["dst_bits"]))
+    root = _csqrt(b, "{0}", "{t}")
+    one = b.let(f"complex.constant [1.0 : {b.t}, 0.0 : {b.t}] : {{t}}")
+    return "\n".join([*b.lines, f"{{r}} = complex.div {one}, {root} : {{t}}"])
 
 
 # ---------------------------------------------------------------- complex functions from parts
@@ -535,37 +551,6 @@ def rsqrt_body(k: str, attrs: Mapping) -> str:
 # part of -9.250e-6 for -9.339e-6, tan(-1.19e-6 + 1.41e-6j) a real part of -1.116e-6 for
 # -1.186e-6. These bodies compose Ember's accurate real bodies instead (finite z; infinities
 # and NaNs keep complex.fn's values).
-
-
-class _Parts:
-    """Lines of a complex body: temporaries {x0}..., and real bodies inlined."""
-
-    def __init__(self, t: str):
-        self.t, self.lines, self.n = t, [], 0
-
-    def let(self, expr: str) -> str:
-        name = f"{{x{self.n}}}"
-        self.n += 1
-        self.lines.append(f"{name} = {expr}")
-        return name
-
-    def const(self, value: str) -> str:
-        return self.let(f"arith.constant {value} : {self.t}")
-
-    def real(self, body: Callable[[str, Mapping], str], arg: str) -> str:
-        """`body` (a float row's) of `arg`, its names renamed past these."""
-        template = body("f", {"dst_bits": 64 if self.t == "f64" else 32})
-        offset = self.n
-        self.n += 1 + max((int(i) for i in re.findall(r"\{x(\d+)\}", template)), default=-1)
-        result = f"{{x{self.n}}}"
-        self.n += 1
-        text = re.sub(r"\{x(\d+)\}", lambda m: f"{{x{offset + int(m.group(1))}}}", template)
-        self.lines += text.replace("{0}", arg).replace("{r}", result).replace(
-            "{t}", self.t).splitlines()
-        return result
-
-    def op(self, name: str, *args: str) -> str:
-        return self.let(f"arith.{name} {', '.join(args)} : {self.t}")
 
 
 def _math_body(fn: str) -> Callable[[str, Mapping], str]:
@@ -676,8 +661,8 @@ COS = elementwise("cos", 1, _or_parts(COS_BODY, "cos", _cos_parts), silent_ref(n
                   kinds="fc")
 TANH = elementwise("tanh", 1, _or_parts(_math_body("tanh"), "tanh", _tanh_parts),
                    silent_ref(np.tanh), kinds="fc")
-
-
+# tan = sin / cos after the same argument reduction as sin and cos (IREE's own tan is off by
+# 3e-5, relative, at 353).
 TAN = elementwise("tan", 1, _or_parts(TAN_BODY, "tan", _tan_parts), silent_ref(np.tan),
                   kinds="fc")
 EXPM1 = elementwise("expm1", 1, _or_parts(EXPM1_BODY, "expm1", _expm1_parts),

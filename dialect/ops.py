@@ -494,14 +494,10 @@ def _convert() -> OpDef:
         x, dtype = np.asarray(x), np.dtype(dtype)
         x = x.real if x.dtype.kind == "c" and dtype.kind != "c" and dtype != np.bool_ else x
         if kind(x.dtype) == "f" and dtype.kind in "iu":  # saturating, as the kernel
-            info = np.iinfo(dtype)
-            with np.errstate(invalid="ignore"):
-                inside = np.clip(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=0.0,
-                                               neginf=0.0), info.min, info.max)
-                out = np.trunc(inside).astype(dtype)
-                out = np.where(x.astype(np.float64) >= 2.0 ** (info.bits - (dtype.kind == "i")),
-                               info.max, out)
-                return np.where(x.astype(np.float64) < info.min, info.min, out).astype(dtype)
+            info, v = np.iinfo(dtype), x.astype(np.float64)
+            over, under = v >= 2.0 ** (info.bits - (dtype.kind == "i")), v < info.min
+            inside = np.where(np.isnan(v) | over | under, 0.0, v).astype(dtype)
+            return np.where(over, info.max, np.where(under, info.min, inside)).astype(dtype)
         return x.astype(dtype)
 
     return OpDef("ember.convert", ("operand",), infer, reference,
