@@ -289,10 +289,31 @@ def _carried(loop: mlir.Operation, k: int) -> list[mlir.Value]:
     return [*(r.blocks[0].arguments[k + shift] for r in loop.regions), loop.results[k]]
 
 
+def _passed_on(user: mlir.Operation, k: int) -> list[mlir.Value] | None:
+    """The values operand k of `user` hands its buffer on to (reshapes, loop carries, region
+    results), or None where `user` writes it in place (an ember.dynamic_update_slice or
+    ember.scatter into it, which IREE does in place)."""
+    row = eir.opdef(user)
+    if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) and k == 0:
+        return None
+    if row is ops.RESHAPE:
+        return list(user.results)
+    if row in (ops.FOR, ops.WHILE):
+        k -= 2 if row is ops.FOR else 0  # ember.for's bounds come first
+        return _carried(user, k) if k >= 0 else []
+    if row is ops.YIELD:
+        parent = user.parent.operation
+        if eir.opdef(parent) in (ops.FOR, ops.WHILE):
+            if len(user.operands) == len(parent.results):  # the body's, not cond's
+                return _carried(parent, k)
+        elif len(parent.results) > k:  # a branch of ember.if / ember.case
+            return [parent.results[k]]
+    return []
+
+
 def written_in_place(value: mlir.Value) -> mlir.Operation | None:
-    """The in-place write (an ember.dynamic_update_slice or ember.scatter into it, which IREE
-    does in place) that `value`'s buffer may reach, through reshapes, loop carries and region
-    results."""
+    """The in-place write (see `_passed_on`) that `value`'s buffer may reach, through
+    reshapes, loop carries and region results."""
     seen, work = set(), [value]
     while work:
         v = work.pop()
@@ -300,29 +321,18 @@ def written_in_place(value: mlir.Value) -> mlir.Operation | None:
             continue
         seen.add(v)
         for use in v.uses:
-            user = use.owner.operation
-            row, k = eir.opdef(user), use.operand_number
-            if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) and k == 0:
-                return user
-            if row is ops.RESHAPE:
-                work.extend(user.results)
-            elif row in (ops.FOR, ops.WHILE):
-                k -= 2 if row is ops.FOR else 0  # ember.for's bounds come first
-                if k >= 0:
-                    work.extend(_carried(user, k))
-            elif row is ops.YIELD:
-                parent = user.parent.operation
-                if eir.opdef(parent) in (ops.FOR, ops.WHILE):
-                    if len(user.operands) == len(parent.results):  # the body's, not cond's
-                        work.extend(_carried(parent, k))
-                elif len(parent.results) > k:  # a branch of ember.if / ember.case
-                    work.append(parent.results[k])
+            onward = _passed_on(use.owner.operation, use.operand_number)
+            if onward is None:
+                return use.owner.operation
+            work.extend(onward)
     return None
 
 
 def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
     """An argument the caller still owns (not donated, not a ref tied to its result) that
-    would be written in place gets a fresh copy first, which the writes then go to."""
+    would be written in place gets a fresh copy first, which the writes then go to. Its
+    reads stay on the argument, so they need not wait for the copy: an update computed from
+    the argument's own windows runs beside the copy, not after it."""
     block = body(func)
     for i, arg in enumerate(block.arguments):
         if DONATED in attrs[i] or ALIASED in attrs[i] or written_in_place(arg) is None:
@@ -331,8 +341,10 @@ def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
         with mlir.InsertionPoint(first), first.location:
             copy = eir.build(ops.COPY, [arg], {}, (eir.aval_of(arg),))
         for use in list(arg.uses):
-            if use.owner.operation != copy.operation:
-                use.owner.operation.operands[use.operand_number] = copy.results[0]
+            user, k = use.owner.operation, use.operand_number
+            onward = _passed_on(user, k) if user != copy.operation else []
+            if onward is None or any(written_in_place(v) is not None for v in onward):
+                user.operands[k] = copy.results[0]
 
 
 def _shared(value: mlir.Value) -> bool:

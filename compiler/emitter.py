@@ -104,18 +104,22 @@ class Emitter:
                     self.emit(f"{size} = tensor.dim {name}, {index} : {ttype(aval)}")
                     self.sizes[d] = size
 
-    def filled(self, aval: ShapedArray, value) -> str:
-        init = self.empty(aval)
-        scalar, name = self.fresh("c"), self.fresh("f")
-        if kind(aval.dtype) == "c":
-            part = real_dtype(aval.dtype)
+    def scalar(self, dtype: np.dtype, value) -> str:
+        """A constant scalar of `dtype`."""
+        name, elem = self.fresh("c"), signless_element_type(dtype)
+        if kind(dtype) == "c":
+            part = real_dtype(dtype)
             re, im = (f"{eir.literal(v, part)} : {signless_element_type(part)}"
                       for v in (np.real(value), np.imag(value)))
-            self.emit(f"{scalar} = complex.constant [{re}, {im}] : {etype(aval)}")
+            self.emit(f"{name} = complex.constant [{re}, {im}] : {elem}")
         else:
-            text = (str(int(bool(value))) if aval.dtype == np.bool_
-                    else eir.literal(value, aval.dtype))
-            self.emit(f"{scalar} = arith.constant {text} : {etype(aval)}")
+            text = (str(int(bool(value))) if dtype == np.bool_
+                    else eir.literal(value, dtype))
+            self.emit(f"{name} = arith.constant {text} : {elem}")
+        return name
+
+    def filled(self, aval: ShapedArray, value) -> str:
+        init, scalar, name = self.empty(aval), self.scalar(aval.dtype, value), self.fresh("f")
         self.emit(f"{name} = linalg.fill ins({scalar} : {etype(aval)}) outs({init} : "
                   f"{ttype(aval)}) -> {ttype(aval)}")
         return name

@@ -70,37 +70,27 @@ def lower_after(em, op, args, avals, params, result) -> str:
 
 
 def lower_copy(em, op, args, avals, params, result) -> str:
-    """A copy IREE cannot see through: it reads the operand at an offset hidden behind an
-    optimization barrier (zero at run time), so no pattern folds it into the operand, and
-    through a barrier on the operand, so a splat constant's copy does not become a fill that
-    IREE merges with another copy's (two loops starting from one buffer)."""
+    """A copy IREE cannot see through: each element is picked over a zero by a condition
+    behind an optimization barrier (true at run time), so no pattern folds the copy into its
+    operand, which is read through a barrier too, so a splat constant's copy does not become
+    a fill that IREE merges with another copy's (two loops starting from one buffer). It
+    reads the operand where it writes: contiguous vector loads at any rank (read at a hidden
+    offset instead, a copy of several dims became a gather once IREE flattened its loops:
+    1.7 ms for 100^3 float32, 0.25 ms this way)."""
     (x,) = avals
-    zero, hidden, source = em.fresh("c"), em.fresh("c"), em.fresh()
-    em.emit(f"{zero} = arith.constant 0 : index")
-    em.emit(f"{hidden} = util.optimization_barrier {zero} : index")
+    true, keep, source = em.fresh("c"), em.fresh("c"), em.fresh()
+    em.emit(f"{true} = arith.constant true")
+    em.emit(f"{keep} = util.optimization_barrier {true} : i1")
     em.emit(f"{source} = util.optimization_barrier {args[0]} : {ttype(x)}")
-    args = [source]
+    zero = em.scalar(x.dtype, 0)
 
-    def body(_, __):
-        coords = []
-        for d in range(x.ndim):
-            i = em.fresh("y")
-            em.emit(f"  {i} = linalg.index {d} : index")
-            coords.append(i)
-        if coords:
-            shifted = em.fresh("y")
-            em.emit(f"  {shifted} = arith.addi {coords[-1]}, {hidden} : index")
-            coords[-1] = shifted
+    def body(b, _):
         out = em.fresh("y")
-        em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {ttype(x)}")
-        if not coords:  # a scalar: hide the value itself
-            hid = em.fresh("y")
-            em.emit(f"  {hid} = util.optimization_barrier {out} : {etype(x)}")
-            out = hid
+        em.emit(f"  {out} = arith.select {keep}, {b[0]}, {zero} : {etype(x)}")
         return out
 
-    return em.generic([], em.empty(result), result, identity_map(result.ndim),
-                      iterators(result.ndim), body)
+    return em.generic([(source, x, identity_map(x.ndim))], em.empty(result), result,
+                      identity_map(result.ndim), iterators(result.ndim), body)
 
 
 def lower_slice(em, op, args, avals, params, result) -> str:

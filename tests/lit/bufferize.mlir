@@ -105,6 +105,26 @@ func.func @kept_argument_is_copied(%x: tensor<8xf32>, %u: tensor<2xf32>, %i: ten
   return %0 : tensor<8xf32>
 }
 
+// Only the write goes to the copy: the argument's other uses (here the window the update is
+// computed from, and a reshape that is only read) read the argument and need not wait for
+// the copy.
+// CHECK-LABEL: func.func @kept_argument_is_read_in_place
+// CHECK: %[[C:.*]] = "ember.copy"(%arg0)
+// CHECK: %[[W:.*]] = "ember.slice"(%arg0)
+// CHECK: %[[R:.*]] = "ember.reshape"(%arg0)
+// CHECK: %[[M:.*]] = "ember.mul"(%[[W]], %[[W]])
+// CHECK: "ember.dynamic_update_slice"(%[[C]], %[[M]]
+// CHECK-NOT: ember.copy
+// CHECK: return
+func.func @kept_argument_is_read_in_place(%x: tensor<8xf32>, %i: tensor<i32>) -> (tensor<8xf32>, tensor<2x4xf32>) {
+  %w = "ember.slice"(%x) {start_indices = array<i64: 1>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<8xf32>) -> tensor<2xf32>
+  %r = "ember.reshape"(%x) : (tensor<8xf32>) -> tensor<2x4xf32>
+  %e = "ember.exp"(%r) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %m = "ember.mul"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %0 = "ember.dynamic_update_slice"(%x, %m, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  return %0, %e : tensor<8xf32>, tensor<2x4xf32>
+}
+
 // The same through a loop: the argument is the initial carry the body writes into.
 // CHECK-LABEL: func.func @kept_loop_carry_is_copied
 // CHECK: %[[C:.*]] = "ember.copy"(%arg0)

@@ -198,3 +198,29 @@ func.func @complex(%re: tensor<4xf32>, %im: tensor<4xf32>) -> (tensor<4xf32>, te
   %s = "ember.reduce_sum"(%z) {axes = array<i64: 0>} : (tensor<4xcomplex<f32>>) -> tensor<complex<f32>>
   return %m, %s : tensor<4xf32>, tensor<complex<f32>>
 }
+
+// ember.copy reads its operand (behind a barrier) where it writes, each element picked over
+// a zero by a condition behind a barrier: contiguous loads at any rank, nothing to fold. No
+// read at computed coordinates (tensor.extract), which IREE turned into a gather.
+// CHECK-LABEL: func.func @copy
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK: %[[K:.*]] = util.optimization_barrier %[[T]] : i1
+// CHECK: %[[S:.*]] = util.optimization_barrier %arg0 : tensor<2x3x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#map{{[0-9]*}}, #map{{[0-9]*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[S]]
+// CHECK: arith.select %[[K]], %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: tensor.extract
+// CHECK: return
+// CHECK-LABEL: func.func @copy_symbolic_complex
+// CHECK: util.optimization_barrier %arg0 : tensor<2x?xcomplex<f32>>
+// CHECK: complex.constant [0.000000e+00 : f32, 0.000000e+00 : f32]
+// CHECK: arith.select %{{.*}} : complex<f32>
+// CHECK-NOT: tensor.extract
+// CHECK: return
+func.func @copy(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = "ember.copy"(%x) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+func.func @copy_symbolic_complex(%x: tensor<2x?xcomplex<f32>, "s0">) -> tensor<2x?xcomplex<f32>, "s0"> {
+  %0 = "ember.copy"(%x) : (tensor<2x?xcomplex<f32>, "s0">) -> tensor<2x?xcomplex<f32>, "s0">
+  return %0 : tensor<2x?xcomplex<f32>, "s0">
+}
