@@ -50,6 +50,37 @@ def _elementwise_body(loop: mlir.Operation) -> bool:
     return True
 
 
+# A kernel invocation carries this many elements side by side at most (lower_regions): one
+# generic operand per lane and carry.
+LANES = 8
+MAX_BINDINGS = 32  # buffers IREE's runtime binds to one dispatch, at most
+
+
+def outside_values(block: mlir.Block) -> list[mlir.Value]:
+    """The values from outside the loop that its body's ops (its yield aside) read, in
+    order."""
+    members = [op.operation for op in block.operations][:-1]
+    made = {r for op in members for r in op.results}
+    outside = []
+    for op in members:
+        for v in op.operands:
+            if v not in made and v.owner != block and v not in outside:
+                outside.append(v)
+    return outside
+
+
+def kernel_lanes(size: int, carries: int, outside: int) -> int | None:
+    """How many elements a kernel invocation of an ember.elementwise_for carries side by
+    side: the most, up to LANES, that divides `size` and keeps its dispatch within IREE's
+    bindings (one per carry and value from outside it reads, and one per lane and carry it
+    writes: a loop of 4 carries took 36 at 8 lanes, and IREE refused to load the module);
+    None where even one lane takes too many."""
+    for lanes in (LANES, 4, 2, 1):
+        if size % lanes == 0 and carries + outside + lanes * carries <= MAX_BINDINGS:
+            return lanes
+    return None
+
+
 def _each_for(block: mlir.Block, rewrite: Callable[[mlir.Operation], bool]) -> int:
     """`rewrite` each ember.for in `block` and in nested regions, inner ones first; returns
     how many it changed."""
@@ -67,11 +98,16 @@ def _as_kernel(op: mlir.Operation) -> bool:
     """An ember.for elementwise in its carries as an ember.elementwise_for."""
     if not _elementwise_body(op):
         return False
-    for inner in list(op.regions[0].blocks[0].operations):  # constants other than
-        inner = inner.operation                              # splats become inputs
+    block = op.regions[0].blocks[0]
+    for inner in list(block.operations):  # constants other than splats become inputs
+        inner = inner.operation
         if eir.opdef(inner) is ops.CONSTANT and not mlir.DenseElementsAttr(
                 inner.attributes["value"]).is_splat:
             inner.move_before(op)
+    carries = list(block.arguments)[1:]
+    if kernel_lanes(eir.aval_of(carries[0]).size, len(carries),
+                    len(outside_values(block))) is None:
+        return False
     _, _, params = eir.read(op)
     with mlir.InsertionPoint(op), op.location:
         kernel = eir.build(ops.ELEMENTWISE_FOR, list(op.operands), params,

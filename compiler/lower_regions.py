@@ -21,6 +21,7 @@ from .emitter import (
     template_params,
     ttype,
 )
+from .loops import kernel_lanes, outside_values
 from .walk import producer
 
 
@@ -156,29 +157,21 @@ def lower_for(em, operation, args, avals, params, result) -> list[str]:
     return names
 
 
-LANES = 8  # elements a kernel invocation carries side by side (LLVM's SLP packs them)
-
-
 def lower_elementwise_for(em, operation, args, avals, params, result) -> list[str]:
     """One linalg.generic whose body is an scf.for over scalars. Each invocation carries
-    LANES elements side by side (the carries seen as (n / LANES, LANES), one generic operand
-    per lane), so LLVM's SLP vectorizer packs the lanes' identical chains into vector ops (a
-    generic with a loop inside is not vectorized by IREE: 1000 trips of c * 0.999 + 0.001 on
-    256 floats took 680 us a lane at a time, 94 us with 8 lanes). Values from outside are
-    inputs too: rank-0 ones read by every invocation."""
+    `kernel_lanes` elements side by side (the carries seen as (n / lanes, lanes), one generic
+    operand per lane), whose independent chains LLVM interleaves (a generic with a loop
+    inside is not vectorized by IREE: 1000 trips of c * 0.999 + 0.001 on 256 floats took 680
+    us a lane at a time, 94 us with 8 lanes). Values from outside are inputs too: rank-0
+    ones read by every invocation."""
     block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     carries = avals[2:]
     size = carries[0].size
-    lanes = LANES if size % LANES == 0 else 1
+    outside = outside_values(block)
+    lanes = kernel_lanes(size, len(carries), len(outside))
     rows = size // lanes
     lower, upper = (_index(em, a, av) for a, av in zip(args[:2], avals[:2], strict=True))
-    made = {r for op in members for r in op.results}
-    outside = []  # values from outside the loop that the body reads
-    for op in members:
-        for v in op.operands:
-            if v not in made and v.owner != block and v not in outside:
-                outside.append(v)
     sources = list(zip(args[2:], carries, strict=True))
     sources += [(em.names[v], eir.aval_of(v)) for v in outside]
     ins, maps, shared = [], [], []  # the generic's operands; which sources all lanes share

@@ -51,6 +51,29 @@ def test_elementwise_loop_bodies_run_as_one_kernel(steps, shape, trips):
     assert '"ember.elementwise_for"' in f.lower(a0, b0, np.int32(trips)).as_text("ember")
 
 
+def test_kernels_of_many_carries_fit_the_dispatch_bindings():
+    """A kernel writes one buffer per lane and carry, and IREE binds at most 32 buffers to a
+    dispatch: 4 carries at 8 lanes made 36 and the module failed to load. Lanes shrink to
+    fit (4 carries: 4 lanes; 12: 1), and a loop that fits no lane count (20 carries) stays
+    a loop of dispatches; each against NumPy."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(64).astype(np.float32)
+
+    def step(m, c):
+        return tuple(v * 0.5 + c[(k + 1) % len(c)] + w for k, v in enumerate(c))
+
+    for n, kernel in ((4, True), (12, True), (20, False)):
+        xs = tuple(rng.standard_normal(64).astype(np.float32) for _ in range(n))
+        f = ember.jit(lambda xs: lax.fori_loop(0, 5, lambda i, c: step(enp, c), xs))
+        want = xs
+        for _ in range(5):
+            want = step(np, want)
+        for got, expected in zip(f(xs), want, strict=True):
+            assert_close(got, expected, rtol=1e-5, atol=1e-5)
+        text = f.lower(xs).as_text("ember")
+        assert ('"ember.elementwise_for"' in text) == kernel, n
+
+
 # Update bodies on a carry x (8 x 4) with the trip index i: (ember step, numpy step).
 def _np_set(x, i, v):
     x = x.copy()

@@ -168,6 +168,55 @@ func.func @reducing_loop(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<16xf32>)
   return %0 : tensor<16xf32>
 }
 
+// A kernel binds one buffer per carry read and one per lane and carry written, and IREE
+// binds at most 32 to a dispatch: 4 carries take 4 lanes (16 products a trip, 20 buffers);
+// 17 carries fit no lane count (34 buffers at one lane) and stay an ember.for.
+// KERNEL-LABEL: func.func @four_carries
+// KERNEL: "ember.elementwise_for"
+// KERNEL-LABEL: func.func @seventeen_carries
+// KERNEL-NOT: ember.elementwise_for
+// KERNEL: "ember.for"
+// KLOWER-LABEL: func.func @four_carries
+// KLOWER: scf.for
+// KLOWER-COUNT-16: arith.mulf
+// KLOWER-NOT: arith.mulf
+// KLOWER: scf.yield
+func.func @four_carries(%lo: tensor<i32>, %hi: tensor<i32>, %x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>) -> tensor<4xf32> {
+  %0:4 = "ember.for"(%lo, %hi, %x0, %x1, %x2, %x3) ({
+  ^bb0(%i: tensor<i32>, %c0: tensor<4xf32>, %c1: tensor<4xf32>, %c2: tensor<4xf32>, %c3: tensor<4xf32>):
+    %n0 = "ember.mul"(%c0, %c1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n1 = "ember.mul"(%c1, %c2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n2 = "ember.mul"(%c2, %c3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n3 = "ember.mul"(%c3, %c0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%n0, %n1, %n2, %n3) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xf32>
+}
+func.func @seventeen_carries(%lo: tensor<i32>, %hi: tensor<i32>, %x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>, %x4: tensor<4xf32>, %x5: tensor<4xf32>, %x6: tensor<4xf32>, %x7: tensor<4xf32>, %x8: tensor<4xf32>, %x9: tensor<4xf32>, %x10: tensor<4xf32>, %x11: tensor<4xf32>, %x12: tensor<4xf32>, %x13: tensor<4xf32>, %x14: tensor<4xf32>, %x15: tensor<4xf32>, %x16: tensor<4xf32>) -> tensor<4xf32> {
+  %0:17 = "ember.for"(%lo, %hi, %x0, %x1, %x2, %x3, %x4, %x5, %x6, %x7, %x8, %x9, %x10, %x11, %x12, %x13, %x14, %x15, %x16) ({
+  ^bb0(%i: tensor<i32>, %c0: tensor<4xf32>, %c1: tensor<4xf32>, %c2: tensor<4xf32>, %c3: tensor<4xf32>, %c4: tensor<4xf32>, %c5: tensor<4xf32>, %c6: tensor<4xf32>, %c7: tensor<4xf32>, %c8: tensor<4xf32>, %c9: tensor<4xf32>, %c10: tensor<4xf32>, %c11: tensor<4xf32>, %c12: tensor<4xf32>, %c13: tensor<4xf32>, %c14: tensor<4xf32>, %c15: tensor<4xf32>, %c16: tensor<4xf32>):
+    %n0 = "ember.mul"(%c0, %c1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n1 = "ember.mul"(%c1, %c2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n2 = "ember.mul"(%c2, %c3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n3 = "ember.mul"(%c3, %c4) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n4 = "ember.mul"(%c4, %c5) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n5 = "ember.mul"(%c5, %c6) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n6 = "ember.mul"(%c6, %c7) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n7 = "ember.mul"(%c7, %c8) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n8 = "ember.mul"(%c8, %c9) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n9 = "ember.mul"(%c9, %c10) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n10 = "ember.mul"(%c10, %c11) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n11 = "ember.mul"(%c11, %c12) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n12 = "ember.mul"(%c12, %c13) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n13 = "ember.mul"(%c13, %c14) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n14 = "ember.mul"(%c14, %c15) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n15 = "ember.mul"(%c15, %c16) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %n16 = "ember.mul"(%c16, %c0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%n0, %n1, %n2, %n3, %n4, %n5, %n6, %n7, %n8, %n9, %n10, %n11, %n12, %n13, %n14, %n15, %n16) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xf32>
+}
+
 // ember-unroll-loops: a host loop with a known trip count (20) and a small body runs 8
 // bodies a trip (here 2 trips, the induction variable 3 + 8 j + u), then the original loop
 // over the 4 trips left; loops with traced bounds, fewer than 16 trips or a trip over many
