@@ -31,6 +31,7 @@ from ember.dialect import ops
 from ember.dialect.ops import Trait
 from ember.dialect.types import symbolic
 
+from .iree_driver import MAX_BINDINGS
 from .split_reduction import split_reduction
 from .walk import body, functions, producer
 
@@ -52,16 +53,24 @@ def _joinable(op: mlir.Operation, domain: tuple[int, ...]) -> bool:
     return row.has(Trait.ELEMENTWISE) or row is ops.BROADCAST_IN_DIM
 
 
-def _group(roots: list[mlir.Operation], claimed: set,
-           order: dict[mlir.Operation, int]) -> list[mlir.Operation]:
+# The most values from outside a fusion reads: each is a buffer bound to its dispatch, of
+# which IREE binds at most MAX_BINDINGS, with the fusion's results and what IREE fuses in
+# besides (a sum of 40 arrays was one dispatch of 41 buffers, and its module failed to load).
+FUSION_INPUTS = MAX_BINDINGS - 8
+
+
+def _group(roots: list[mlir.Operation], claimed: set, order: dict[mlir.Operation, int],
+           refused: list[mlir.Operation] | None = None) -> list[mlir.Operation]:
     """The roots (of one iteration domain) and the producers that join them, in block
     order. A producer joins once all its users have joined (a count of its uses outside,
     less one as each joins), so each member's operands are looked at once: linear in the
-    group's size, also for a constant that a thousand members share."""
+    group's size, also for a constant that a thousand members share. A producer that would
+    make the group read more than FUSION_INPUTS values stays out, added to `refused`."""
     root = roots[0]
     row = eir.opdef(root)
     domain = _shape(root.operands[0] if row.has(Trait.REDUCTION) else root.results[0])
     members, work = set(roots), list(roots)
+    inputs = {v for r in roots for v in r.operands}  # read from outside, give or take
     unjoined: dict[mlir.Operation, int] = {}  # producer -> its uses outside the group
     while work:
         member = work.pop()
@@ -76,9 +85,29 @@ def _group(roots: list[mlir.Operation], claimed: set,
                 unjoined[p] = sum(1 for r in p.results for _ in r.uses)
             unjoined[p] -= 1
             if unjoined[p] == 0:
+                joined = (inputs - set(p.results)) | set(p.operands)
+                if len(joined) > FUSION_INPUTS:
+                    if refused is not None:
+                        refused.append(p)
+                    continue
+                inputs = joined
                 members.add(p)
                 work.append(p)
     return sorted(members, key=order.__getitem__)
+
+
+def _apart(producer_op: mlir.Operation, group: list[mlir.Operation]) -> None:
+    """The group reads `producer_op`'s result through an ember.after (lowered to an
+    optimization barrier), so that IREE does not fuse the two into one dispatch again."""
+    value = producer_op.results[0]
+    with mlir.InsertionPoint(producer_op), producer_op.location:
+        after = eir.build(ops.AFTER, [value], {}, (eir.aval_of(value),))
+    after.operation.move_after(producer_op)
+    members = set(group)
+    for use in list(value.uses):
+        user = use.owner.operation
+        if user in members:
+            user.operands[use.operand_number] = after.results[0]
 
 
 def _split_later(op: mlir.Operation) -> bool:
@@ -190,7 +219,10 @@ def fuse_block(block: mlir.Block, in_loop: bool = False, keep_reduced: bool = Fa
         roots = [op]
         if keep_reduced and row.has(Trait.REDUCTION):
             roots = _siblings(op, claimed, order)
-        group = _group(roots, claimed, order)
+        refused: list[mlir.Operation] = []
+        group = _group(roots, claimed, order, refused)
+        for p in refused:
+            _apart(p, group)
         claimed.update(group)
         if len(roots) > 1:
             siblings.update(roots)

@@ -29,6 +29,9 @@ class Target:
 
 
 _KEEP_F64 = "--iree-input-demote-f64-to-f32=false"  # else IREE computes float64 in float32
+# Buffers IREE's runtime binds to one dispatch, at most: a module with a dispatch of more
+# fails to load ("binding count 41 > 32"), and IREE's dispatch formation does not count them.
+MAX_BINDINGS = 32
 _SYSTEM_LIBRARY = "--iree-llvmcpu-link-embedded=false"
 
 

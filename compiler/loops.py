@@ -23,6 +23,7 @@ from ember.dialect import ops
 from ember.dialect.ops import Trait
 from ember.dialect.types import ShapedArray
 
+from .iree_driver import MAX_BINDINGS
 from .walk import body, functions, producer
 
 
@@ -53,7 +54,6 @@ def _elementwise_body(loop: mlir.Operation) -> bool:
 # A kernel invocation carries this many elements side by side at most (lower_regions): one
 # generic operand per lane and carry.
 LANES = 8
-MAX_BINDINGS = 32  # buffers IREE's runtime binds to one dispatch, at most
 
 
 def outside_values(block: mlir.Block) -> list[mlir.Value]:

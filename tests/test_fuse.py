@@ -1,5 +1,7 @@
 """ember-fuse: fused programs give the same answers and never more dispatches."""
 
+import functools
+
 import jax  # the oracle (a test dependency)
 import jax.numpy as jax_np
 import numpy as np
@@ -226,3 +228,34 @@ def test_moments_only_for_cpu_targets():
     """GPU backends keep the two-pass form (float64 is slow or missing there)."""
     assert "ember-moments" in pipeline.ember_passes("cpu")
     assert "ember-moments" not in pipeline.ember_passes("cuda:sm_80")
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("name", ["sum", "maximum", "polynomial", "loop"])
+def test_fusions_of_many_inputs_fit_the_dispatch_bindings(name):
+    """IREE binds at most 32 buffers to a dispatch, and its dispatch formation does not
+    count them: a sum of 40 arrays was one dispatch of 41, and its module failed to load.
+    ember-fuse stops a group at FUSION_INPUTS inputs and reads the rest through a barrier.
+    Elementwise chains over 45 arrays (and a loop body over 40), against NumPy."""
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(16).astype(np.float32) for _ in range(45)]
+    programs = {
+        "sum": lambda m, xs: sum(xs[1:], xs[0]),
+        "maximum": lambda m, xs: functools.reduce(m.maximum, xs),
+        "polynomial": lambda m, xs: sum((x * x * k for k, x in enumerate(xs)), xs[0] * 0),
+        "loop": lambda m, xs: _loop(m, xs[0], xs[1:41]),
+    }
+    f = programs[name]
+    got = ember.jit(lambda *xs: f(jnp, xs))(*xs)
+    assert_close(got, f(np, xs), rtol=1e-5, atol=1e-4)
+    text = ember.jit(lambda *xs: f(jnp, xs)).lower(*xs).as_text("ember")
+    assert '"ember.after"' in text and text.count('"ember.fusion"') >= 2
+
+
+def _loop(m, c, ws):
+    step = lambda i, c: sum((c * w for w in ws), c * 0) * 0.01  # noqa: E731
+    if m is np:
+        for i in range(3):
+            c = step(i, c)
+        return c
+    return ember.lax.fori_loop(0, 3, step, c)

@@ -94,3 +94,55 @@ func.func @unsplit_sums(%x: tensor<131072xf32>, %y: tensor<1024x256xf32>) -> (te
   %r = "ember.reduce_sum"(%e) {axes = array<i64: 1>} : (tensor<1024x256xf32>) -> tensor<1024xf32>
   return %s, %r : tensor<f32>, tensor<1024xf32>
 }
+
+// A group reads at most FUSION_INPUTS (24) values from outside (IREE binds at most 32
+// buffers to a dispatch and does not count them when it fuses): the sum of 30 arrays is
+// two fusions, the second reading the first through an ember.after (a barrier, so IREE
+// does not fuse them again). Must not fire for a small chain: one fusion, no ember.after.
+// CHECK-LABEL: func.func @sum_of_thirty
+// CHECK: %[[F:.*]] = "ember.fusion"
+// CHECK: %[[A:.*]] = "ember.after"(%[[F]])
+// CHECK: "ember.fusion"(%[[A]]
+// CHECK-LABEL: func.func @sum_of_four
+// CHECK-NOT: ember.after
+// CHECK: "ember.fusion"
+// CHECK-NOT: ember.after
+// CHECK: return
+func.func @sum_of_thirty(%a0: tensor<4xf32>, %a1: tensor<4xf32>, %a2: tensor<4xf32>, %a3: tensor<4xf32>, %a4: tensor<4xf32>, %a5: tensor<4xf32>, %a6: tensor<4xf32>, %a7: tensor<4xf32>, %a8: tensor<4xf32>, %a9: tensor<4xf32>, %a10: tensor<4xf32>, %a11: tensor<4xf32>, %a12: tensor<4xf32>, %a13: tensor<4xf32>, %a14: tensor<4xf32>, %a15: tensor<4xf32>, %a16: tensor<4xf32>, %a17: tensor<4xf32>, %a18: tensor<4xf32>, %a19: tensor<4xf32>, %a20: tensor<4xf32>, %a21: tensor<4xf32>, %a22: tensor<4xf32>, %a23: tensor<4xf32>, %a24: tensor<4xf32>, %a25: tensor<4xf32>, %a26: tensor<4xf32>, %a27: tensor<4xf32>, %a28: tensor<4xf32>, %a29: tensor<4xf32>) -> tensor<4xf32> {
+  %s1 = "ember.add"(%a0, %a1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s2 = "ember.add"(%s1, %a2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s3 = "ember.add"(%s2, %a3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s4 = "ember.add"(%s3, %a4) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s5 = "ember.add"(%s4, %a5) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s6 = "ember.add"(%s5, %a6) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s7 = "ember.add"(%s6, %a7) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s8 = "ember.add"(%s7, %a8) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s9 = "ember.add"(%s8, %a9) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s10 = "ember.add"(%s9, %a10) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s11 = "ember.add"(%s10, %a11) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s12 = "ember.add"(%s11, %a12) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s13 = "ember.add"(%s12, %a13) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s14 = "ember.add"(%s13, %a14) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s15 = "ember.add"(%s14, %a15) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s16 = "ember.add"(%s15, %a16) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s17 = "ember.add"(%s16, %a17) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s18 = "ember.add"(%s17, %a18) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s19 = "ember.add"(%s18, %a19) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s20 = "ember.add"(%s19, %a20) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s21 = "ember.add"(%s20, %a21) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s22 = "ember.add"(%s21, %a22) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s23 = "ember.add"(%s22, %a23) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s24 = "ember.add"(%s23, %a24) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s25 = "ember.add"(%s24, %a25) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s26 = "ember.add"(%s25, %a26) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s27 = "ember.add"(%s26, %a27) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s28 = "ember.add"(%s27, %a28) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s29 = "ember.add"(%s28, %a29) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %s29 : tensor<4xf32>
+}
+func.func @sum_of_four(%b0: tensor<4xf32>, %b1: tensor<4xf32>, %b2: tensor<4xf32>, %b3: tensor<4xf32>) -> tensor<4xf32> {
+  %u1 = "ember.add"(%b0, %b1) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u2 = "ember.add"(%u1, %b2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %u3 = "ember.add"(%u2, %b3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %u3 : tensor<4xf32>
+}
