@@ -52,8 +52,8 @@ def _elementwise_body(loop: mlir.Operation) -> bool:
 
 
 # A kernel invocation carries this many elements side by side at most (lower_regions): one
-# generic operand per lane and carry.
-LANES = 8
+# generic operand per lane and carry; LLVM's SLP vectorizer packs them into vector ops.
+LANES = 16
 
 
 def outside_values(block: mlir.Block) -> list[mlir.Value]:
@@ -75,7 +75,7 @@ def kernel_lanes(size: int, carries: int, outside: int) -> int | None:
     bindings (one per carry and value from outside it reads, and one per lane and carry it
     writes: a loop of 4 carries took 36 at 8 lanes, and IREE refused to load the module);
     None where even one lane takes too many."""
-    for lanes in (LANES, 4, 2, 1):
+    for lanes in (LANES, 8, 4, 2, 1):
         if size % lanes == 0 and carries + outside + lanes * carries <= MAX_BINDINGS:
             return lanes
     return None

@@ -134,7 +134,7 @@ func.func @printing(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
 }
 
 // ember-loop-kernels: a loop elementwise in its carries becomes ember.elementwise_for, lowered
-// to one linalg.generic with the trips inside (8 lanes side by side); a loop whose body
+// to one linalg.generic with the trips inside (16 lanes side by side); a loop whose body
 // reads across elements (here a reduction) stays an ember.for.
 // RUN: ember-opt %s --ember-loop-kernels | filecheck %s --check-prefix=KERNEL
 // RUN: ember-opt %s --ember-loop-kernels --ember-lower-to-linalg | filecheck %s --check-prefix=KLOWER
@@ -146,7 +146,8 @@ func.func @printing(%p: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
 // KLOWER-LABEL: func.func @elementwise_loop
 // KLOWER: linalg.generic
 // KLOWER: scf.for
-// KLOWER-COUNT-8: arith.mulf
+// KLOWER-COUNT-16: arith.mulf
+// KLOWER-NOT: arith.mulf
 // KLOWER: scf.yield
 func.func @elementwise_loop(%lo: tensor<i32>, %hi: tensor<i32>, %x: tensor<16xf32>, %s: tensor<f32>) -> tensor<16xf32> {
   %0 = "ember.for"(%lo, %hi, %x) ({
