@@ -4,10 +4,14 @@
 // A float32 matrix product of 4+ tiles each way is packed into 12 x 32 register tiles:
 // rows zero-padded to whole tiles (100 -> 9 x 12), the right operand's columns packed
 // across its rows, the blocks multiplied by linalg.mmt4d and unpacked (dropping the pad).
+// The product carries its lowering config: 4 rows of tiles by one column a workgroup.
+// CHECK: #[[CONFIG:.*]] = #iree_cpu.lowering_config<distribution = [4, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
+// CHECK: #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<Mmt4dTilingExpert>>
+// CHECK: #[[INFO:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG]], translation_info = #[[PIPELINE]]>
 // CHECK-LABEL: func.func @packed
 // CHECK: linalg.pack %arg0 padding_value(%{{.*}} : f32) inner_dims_pos = [0, 1] inner_tiles = [12, 1] into %{{.*}} : tensor<100x300xf32> -> tensor<9x300x12x1xf32>
 // CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [32, 1] into %{{.*}} : tensor<300x128xf32> -> tensor<4x300x32x1xf32>
-// CHECK: linalg.mmt4d ins(%{{.*}}, %{{.*}} : tensor<9x300x12x1xf32>, tensor<4x300x32x1xf32>) outs(%{{.*}} : tensor<9x4x12x32xf32>)
+// CHECK: linalg.mmt4d {compilation_info = #[[INFO]]} ins(%{{.*}}, %{{.*}} : tensor<9x300x12x1xf32>, tensor<4x300x32x1xf32>) outs(%{{.*}} : tensor<9x4x12x32xf32>)
 // CHECK: linalg.unpack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [12, 32] into %{{.*}} : tensor<9x4x12x32xf32> -> tensor<100x128xf32>
 // CHECK-NOT: linalg.matmul
 // PLAIN-LABEL: func.func @packed
