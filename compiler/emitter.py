@@ -70,9 +70,16 @@ class Emitter:
     # Module-level lines the function needs: the declarations of the host functions it calls
     # (shared by the functions of one module).
     declarations: dict[str, None] = field(default_factory=dict)
+    # Choices of the lowering for the target (pipeline.linalg_passes), made once per pass:
+    # a CPU target: gathers of whole rows become iree_linalg_ext.gather (lower_indexing;
+    # IREE's Vulkan backend cannot compile it);
+    cpu: bool = False
     # (m0, n0): float32 matrix products are packed into tiles of this many rows and columns
-    # around a linalg.mmt4d (see lower_to_linalg._packed_matmul); None leaves them to IREE.
+    # around a linalg.mmt4d (see lower_to_linalg._packed_matmul); None leaves them to IREE;
     matmul_tile: tuple[int, int] | None = None
+    # split reductions' first steps keep this many bytes of accumulators (0: IREE's choice;
+    # see lower_to_linalg._wide_accumulators).
+    reduction_bytes: int = 0
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1
@@ -185,7 +192,8 @@ class Emitter:
 
     def generic(self, inputs: list[tuple[str, ShapedArray, str]], out: str, out_aval: ShapedArray,
                 out_map: str, iterators: str, body: Callable[[list[str], str], str | list[str]],
-                extra: tuple[tuple[str, ShapedArray, str], ...] = ()) -> str | list[str]:
+                extra: tuple[tuple[str, ShapedArray, str], ...] = (),
+                attrs: str = "") -> str | list[str]:
         """A linalg.generic; `body(block_args, *out_args)` emits the region and returns the
         value to yield, or one per output: `out` and the `extra` (init, aval, map) outputs,
         each with its block argument in `out_args`. Returns the result, or each."""
@@ -197,7 +205,7 @@ class Emitter:
         ins_clause = f" ins({ins} : {in_types})" if inputs else ""
         out_types = ", ".join(ttype(a) for _, a, _ in outs)
         self.emit(f"{name}{f':{len(outs)}' if extra else ''} = linalg.generic {{indexing_maps = "
-                  f"[{maps}], iterator_types = {iterators}}}{ins_clause} outs("
+                  f"[{maps}], iterator_types = {iterators}{attrs}}}{ins_clause} outs("
                   f"{', '.join(n for n, _, _ in outs)} : {out_types}) {{")
         args = [self.fresh("in") for _ in inputs]
         out_args = [self.fresh("out") for _ in outs]

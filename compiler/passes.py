@@ -14,7 +14,7 @@ from .bufferize import Bufferize
 from .canonicalize import Canonicalize
 from .fuse import FUSE_CPU, Fuse
 from .loops import LoopKernels, UnrollLoops
-from .lower_to_linalg import LOWER_TO_LINALG_AVX512, LowerToLinalg
+from .lower_to_linalg import LOWER_TO_LINALG_AVX512, LOWER_TO_LINALG_CPU, LowerToLinalg
 from .moments import Moments
 
 
@@ -27,7 +27,7 @@ class Pass(Protocol):
 
 REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
                                                   Moments(), Fuse(), FUSE_CPU, Bufferize(),
-                                                  LowerToLinalg(),
+                                                  LowerToLinalg(), LOWER_TO_LINALG_CPU,
                                                   LOWER_TO_LINALG_AVX512)}
 
 

@@ -31,12 +31,13 @@ LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "loop-invariant-code-m
 
 
 def linalg_passes(target: str) -> tuple[str, ...]:
-    """The linalg phase's passes for an iree_driver target: CPUs with AVX-512 lower with
-    their own tile for float32 matrix products (ember-lower-to-linalg-avx512)."""
-    if iree_driver.is_cpu(target) and "+avx512f" in iree_driver.cpu_features(
-            iree_driver.target(target))[1]:
-        return ("ember-lower-to-linalg-avx512", *LINALG_PASSES[1:])
-    return LINALG_PASSES
+    """The linalg phase's passes for an iree_driver target: CPUs lower with their own
+    choices (ember-lower-to-linalg-cpu), those with AVX-512 with their register tiles too
+    (ember-lower-to-linalg-avx512)."""
+    if not iree_driver.is_cpu(target):
+        return LINALG_PASSES
+    avx512 = "+avx512f" in iree_driver.cpu_features(iree_driver.target(target))[1]
+    return (f"ember-lower-to-linalg-{'avx512' if avx512 else 'cpu'}", *LINALG_PASSES[1:])
 
 
 def ember_passes(target: str) -> tuple[str, ...]:

@@ -1,8 +1,10 @@
 """Indexing with JAX's semantics against NumPy: x[idx] and x.at[idx], eagerly and under jit."""
 
 
+import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -87,6 +89,42 @@ def test_traced_integers_and_gathers_clamp_like_jax(jax):
         want = jax.jit(lambda x, i, j: (x[i], x[:, j]))(HOST, i, j)
         for g, w in zip(got, want, strict=True):
             assert_close(g, np.asarray(w))
+
+
+_ROW_DTYPES = [np.float32, np.float16, jnp.bfloat16, np.int8, np.uint16, np.bool_, np.complex64]
+
+
+@few_examples(8)
+@given(st.sampled_from(_ROW_DTYPES), st.sampled_from([(7, 16), (5, 4, 8), (3, 33), (1, 20)]),
+       st.sampled_from([(), (4,), (2, 3)]), st.data())
+def test_row_gathers_copy_whole_rows_like_jax(dtype, shape, idx_shape, data):
+    """Gathers of rows of 16 or more elements along the leading axis (copied whole, see
+    lower_take): x[i] clamps, jnp.take fills out-of-range rows, negative count from the end;
+    under jit and eagerly (index arrays), against JAX."""
+    n = shape[0]
+    host = (np.arange(np.prod(shape)).reshape(shape) * 7 % 23 - 11).astype(dtype)
+    idx = np.asarray(data.draw(st.lists(st.integers(-2 * n - 1, 2 * n), min_size=int(
+        np.prod(idx_shape)), max_size=int(np.prod(idx_shape)))), np.int32).reshape(idx_shape)
+    for fn in (lambda np_, x, i: x[i], lambda np_, x, i: np_.take(x, i, axis=0)):
+        want = np.asarray(jax.jit(lambda x, i, fn=fn: fn(jax.numpy, x, i))(host, idx))
+        assert_close(ember.jit(lambda x, i, fn=fn: fn(jnp, x, i))(host, idx), want)
+        if idx.ndim:  # eagerly, a 0-d index is a static integer: bounds-checked (NumPy's)
+            assert_close(fn(jnp, jnp.asarray(host), idx), want)
+
+
+@few_examples(8)
+@given(st.sampled_from(_ROW_DTYPES), st.sampled_from([(3, 16), (2, 3, 4, 16), (5, 2, 17)]),
+       st.data())
+def test_reversals_match_numpy(dtype, shape, data):
+    """flip over any set of axes (rows copied in mirrored order when the last axis stays),
+    alone and feeding an elementwise op, under jit and eagerly."""
+    axes = tuple(data.draw(st.lists(st.integers(0, len(shape) - 1), unique=True, max_size=3)))
+    host = (np.arange(np.prod(shape)).reshape(shape) * 5 % 19 - 9).astype(dtype)
+    want = np.flip(host, axes)
+    assert_close(ember.jit(lambda x: jnp.flip(x, axes))(host), want)
+    assert_close(jnp.flip(jnp.asarray(host), axes), want)
+    if dtype != np.bool_:
+        assert_close(ember.jit(lambda x: jnp.flip(x, axes) * 2)(host), want * 2)
 
 
 def test_boolean_masks_on_concrete_arrays():
