@@ -278,11 +278,17 @@ AVX512_MATMUL_TILE = (12, 32)
 PACKED_MIN_TILES = 4
 PACKED_MIN_DEPTH = 64
 # Rows of register tiles a workgroup of the packed product takes (by one column of them):
-# each panel of the right operand is read for more rows than IREE's 2. matmul+relu, Ember's
-# jit alternating with 2 and JAX's (median of 15 rounds, two runs): 1024^2 11.9 / 13.3 ->
-# 11.1 / 12.3 ms (JAX 11.2 / 12.5), 2000^2 93.6 / 93.3 -> 85.3 / 86.7 (JAX 86.1 / 82.7);
-# the same at 512^2 and for the MLP row. 8 rows ran as 4 but leave fewer workgroups.
-PACKED_ROWS_PER_WORKGROUP = 4
+# each panel of the right operand is read for more rows than IREE's 2, but no fewer than
+# PACKED_MIN_WORKGROUPS workgroups are left; and the depth is walked in blocks of
+# PACKED_DEPTH_BLOCK (a cache level), whose slice of the right panel stays in L1 for all the
+# rows. matmul+relu, Ember's lowerings against each other and JAX in one process (compile
+# cache off, each its own data, medians of 11-21 rounds), 4 rows -> 8 rows -> 8 rows and
+# blocks of 256: 512^2 1.43 -> 1.36 -> 1.37 ms (JAX 1.42); 1024^2 11.27 -> 10.32 -> 10.15
+# (JAX 10.76) and 10.66 -> 10.14 -> 10.14 (JAX 10.23); 2000^2 76.5 -> 69.3 -> 68.2 (JAX
+# 58.6) and 94.7 -> 91.7 -> 81.7 (JAX 116). IREE's 2 rows: 11.50 ms at 1024^2.
+PACKED_ROWS_PER_WORKGROUP = 8
+PACKED_MIN_WORKGROUPS = 8
+PACKED_DEPTH_BLOCK = 256
 
 
 def _packs(tile: tuple[int, int] | None, lhs: ShapedArray, rhs: ShapedArray,
@@ -333,8 +339,12 @@ def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: i
     empty, acc, product = em.fresh("e"), em.fresh("f"), em.fresh()
     em.emit(f"{empty} = tensor.empty() : {blocks}")
     em.emit(f"{acc} = linalg.fill ins({zero} : f32) outs({empty} : {blocks}) -> {blocks}")
-    config = (f"#iree_cpu.lowering_config<distribution = [{PACKED_ROWS_PER_WORKGROUP}, 1, 0, "
-              f"0, 0, 0], vector_common_parallel = [1, 1, 0, {m0}, {n0}, 0], "
+    tiles = -(-m // m0) * -(-n // n0)
+    rows = max(1, min(PACKED_ROWS_PER_WORKGROUP, tiles // PACKED_MIN_WORKGROUPS))
+    block = (f"cache_reduction = [0, 0, {PACKED_DEPTH_BLOCK}, 0, 0, 0], "
+             if depth > PACKED_DEPTH_BLOCK else "")
+    config = (f"#iree_cpu.lowering_config<distribution = [{rows}, 1, 0, 0, 0, 0], {block}"
+              f"vector_common_parallel = [1, 1, 0, {m0}, {n0}, 0], "
               f"vector_reduction = [0, 0, 1, 0, 0, 1]>")
     info = (f"#iree_codegen.compilation_info<lowering_config = {config}, translation_info = "
             f"#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<Mmt4dTilingExpert>>>")

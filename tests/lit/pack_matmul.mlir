@@ -4,8 +4,11 @@
 // A float32 matrix product of 4+ tiles each way is packed into 12 x 32 register tiles:
 // rows zero-padded to whole tiles (100 -> 9 x 12), the right operand's columns packed
 // across its rows, the blocks multiplied by linalg.mmt4d and unpacked (dropping the pad).
-// The product carries its lowering config: 4 rows of tiles by one column a workgroup.
-// CHECK: #[[CONFIG:.*]] = #iree_cpu.lowering_config<distribution = [4, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
+// The product carries its lowering config: up to 8 rows of tiles by one column a workgroup,
+// leaving 8 or more workgroups (here 9 x 4 tiles: 4 rows; @transposed's 4 x 4: 2), and a
+// depth of over 256 walked in blocks of 256 (here 300; @transposed's 80 is not blocked).
+// CHECK: #[[CONFIG:.*]] = #iree_cpu.lowering_config<cache_reduction = [0, 0, 256, 0, 0, 0], distribution = [4, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
+// CHECK: #[[SMALL:.*]] = #iree_cpu.lowering_config<distribution = [2, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
 // CHECK: #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<Mmt4dTilingExpert>>
 // CHECK: #[[INFO:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG]], translation_info = #[[PIPELINE]]>
 // CHECK-LABEL: func.func @packed
