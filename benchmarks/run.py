@@ -193,6 +193,14 @@ def dense_pass(np_, x):
     return x * 2.0
 
 
+def row_gather(np_, x, idx):
+    return x[idx]
+
+
+def flip_rows(np_, x):
+    return np_.flip(x, 0) + 1.0
+
+
 def cases(quick: bool):
     rng = np.random.default_rng(0)
     x1m = rng.standard_normal(1_000_000).astype(np.float32)
@@ -253,6 +261,12 @@ def cases(quick: bool):
                         rng.random((50, 50, 50), dtype=np.float32), number=3)
     yield ember_and_jax("dense pass x*2 over 1M f32, jit", dense_pass, m, number=50,
                         work=("B", 2 * m.nbytes))
+    rows = rng.standard_normal((1000, 1000)).astype(np.float32)
+    yield ember_and_jax("x[idx]: 500 of 1000 rows of f32[1000,1000], jit", row_gather, rows,
+                        rng.integers(0, 1000, 500).astype(np.int32), number=20,
+                        work=("B", 2 * rows.nbytes // 2))
+    yield ember_and_jax("flip(x, 0) + 1 on f32[1000,1000], jit", flip_rows, rows, number=20,
+                        work=("B", 2 * rows.nbytes))
     yield ember_and_jax("100 scatter-adds of 1K into 1M f32 (loop), jit", scatter_loop, m,
                         rng.integers(0, 1 << 20, 1024).astype(np.int32),
                         rng.random(1024, dtype=np.float32), number=3)
