@@ -224,3 +224,25 @@ func.func @copy_symbolic_complex(%x: tensor<2x?xcomplex<f32>, "s0">) -> tensor<2
   %0 = "ember.copy"(%x) : (tensor<2x?xcomplex<f32>, "s0">) -> tensor<2x?xcomplex<f32>, "s0">
   return %0 : tensor<2x?xcomplex<f32>, "s0">
 }
+
+// A copy of a splat constant is a fill of a fresh buffer with the element, read through a
+// barrier of its own for each copy: no temporary holding the splat to copy from, and no two
+// copies IREE could merge into one buffer (two loops starting from one constant). A constant
+// that is not a splat is copied.
+// CHECK-LABEL: func.func @copy_of_splat
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[A:.*]] = util.optimization_barrier %[[Z]] : f32
+// CHECK: linalg.fill ins(%[[A]] : f32) outs(%{{.*}} : tensor<64x32xf32>)
+// CHECK: %[[B:.*]] = util.optimization_barrier %{{.*}} : f32
+// CHECK: linalg.fill ins(%[[B]] : f32) outs(%{{.*}} : tensor<64x32xf32>)
+// CHECK: util.optimization_barrier %{{.*}} : tensor<2xf32>
+// CHECK: linalg.generic
+// CHECK: return
+func.func @copy_of_splat() -> (tensor<64x32xf32>, tensor<64x32xf32>, tensor<2xf32>) {
+  %z = "ember.constant"() {value = dense<0.0> : tensor<64x32xf32>} : () -> tensor<64x32xf32>
+  %c = "ember.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %0 = "ember.copy"(%z) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %1 = "ember.copy"(%z) : (tensor<64x32xf32>) -> tensor<64x32xf32>
+  %2 = "ember.copy"(%c) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0, %1, %2 : tensor<64x32xf32>, tensor<64x32xf32>, tensor<2xf32>
+}
