@@ -139,22 +139,25 @@ def lower_rev(em, op, args, avals, params, result) -> str:
         return _mirrored_rows(em, args[0], x, lead, dims, result)
 
     def body(_, __):
-        coords = []
-        for d, n in enumerate(result.shape):
-            i = em.fresh("r")
-            em.emit(f"  {i} = linalg.index {d} : index")
-            if d in dims:
-                last, mirrored = em.fresh("r"), em.fresh("r")
-                em.emit(f"  {last} = arith.constant {n - 1} : index")
-                em.emit(f"  {mirrored} = arith.subi {last}, {i} : index")
-                i = mirrored
-            coords.append(i)
+        coords = [_mirrored_index(em, d, n, d in dims) for d, n in enumerate(result.shape)]
         out = em.fresh("r")
         em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {ttype(avals[0])}")
         return out
 
     return em.generic([], em.empty(result), result, identity_map(result.ndim),
                       iterators(result.ndim), body)
+
+
+def _mirrored_index(em: Emitter, d: int, n: int, mirrored: bool) -> str:
+    """Emits the body lines of loop dim `d`'s index, as n - 1 - i where `mirrored`."""
+    i = em.fresh("r")
+    em.emit(f"  {i} = linalg.index {d} : index")
+    if not mirrored:
+        return i
+    last, out = em.fresh("r"), em.fresh("r")
+    em.emit(f"  {last} = arith.constant {n - 1} : index")
+    em.emit(f"  {out} = arith.subi {last}, {i} : index")
+    return out
 
 
 def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: set[int],
@@ -166,13 +169,8 @@ def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: se
     def body(_, __):
         total = None
         for d in range(lead):
-            i, stride = em.fresh("r"), int(np.prod(x.shape[d + 1:lead]))
-            em.emit(f"  {i} = linalg.index {d} : index")
-            if d in dims:
-                last, mirrored = em.fresh("r"), em.fresh("r")
-                em.emit(f"  {last} = arith.constant {x.shape[d] - 1} : index")
-                em.emit(f"  {mirrored} = arith.subi {last}, {i} : index")
-                i = mirrored
+            i, stride = _mirrored_index(em, d, x.shape[d], d in dims), int(np.prod(
+                x.shape[d + 1:lead]))
             if stride != 1:
                 c, scaled = em.fresh("r"), em.fresh("r")
                 em.emit(f"  {c} = arith.constant {stride} : index")
