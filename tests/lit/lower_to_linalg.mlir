@@ -203,9 +203,9 @@ func.func @complex(%re: tensor<4xf32>, %im: tensor<4xf32>) -> (tensor<4xf32>, te
 // a zero by a condition behind a barrier: contiguous loads at any rank, nothing to fold. No
 // read at computed coordinates (tensor.extract), which IREE turned into a gather.
 // CHECK-LABEL: func.func @copy
+// CHECK: %[[S:.*]] = util.optimization_barrier %arg0 : tensor<2x3x4xf32>
 // CHECK: %[[T:.*]] = arith.constant true
 // CHECK: %[[K:.*]] = util.optimization_barrier %[[T]] : i1
-// CHECK: %[[S:.*]] = util.optimization_barrier %arg0 : tensor<2x3x4xf32>
 // CHECK: linalg.generic {indexing_maps = [#map{{[0-9]*}}, #map{{[0-9]*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[S]]
 // CHECK: arith.select %[[K]], %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: tensor.extract

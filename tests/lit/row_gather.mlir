@@ -6,13 +6,17 @@
 // PLAIN-NOT: iree_linalg_ext.gather
 
 // A gather of rows along the leading axis copies whole rows (iree_linalg_ext.gather of the
-// rows viewed as (length / 16, 16), positions normalized and clamped first). It must not fire
-// for short rows (here 8 elements) or another axis: those read element by element.
+// rows viewed as (length / 16, 16), positions normalized and clamped first), read through a
+// select on a barrier'd condition that roots the dispatch (so IREE fuses the positions into
+// it). It must not fire for short rows (here 8 elements) or another axis: those read element
+// by element.
 // CHECK-LABEL: func.func @row_gather
 // CHECK: arith.minsi
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2]] : tensor<10x4x8xf32> into tensor<320xf32>
 // CHECK: iree_linalg_ext.gather dimension_map = [0] ins({{.*}} : tensor<10x2x16xf32>, tensor<6xi64>) outs({{.*}} : tensor<6x2x16xf32>)
 // CHECK: tensor.expand_shape {{.*}} into tensor<2x3x4x8xf32>
+// CHECK: util.optimization_barrier %{{.*}} : i1
+// CHECK: arith.select
 // CHECK-NOT: tensor.extract %
 // CHECK-LABEL: func.func @element_gathers
 // CHECK-NOT: iree_linalg_ext.gather
