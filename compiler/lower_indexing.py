@@ -170,24 +170,19 @@ def _mirrored_index(em: Emitter, d: int, n: int, mirrored: bool) -> str:
 def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: set[int],
                    result: ShapedArray) -> str:
     """The rows of `x`'s first `lead` dims in mirrored order along `dims`: each row's number
-    computed from its coordinates (n - 1 - i along a reversed dim), then gathered."""
+    computed from its coordinates (n - 1 - i along a reversed dim, row-major), then
+    gathered."""
     positions = ShapedArray(x.shape[:lead], np.dtype(np.int64))
 
     def body(_, __):
-        total = None
-        for d in range(lead):
-            i, stride = _mirrored_index(em, d, x.shape[d], d in dims), int(np.prod(
-                x.shape[d + 1:lead]))
-            if stride != 1:
-                c, scaled = em.fresh("r"), em.fresh("r")
-                em.emit(f"  {c} = arith.constant {stride} : index")
-                em.emit(f"  {scaled} = arith.muli {i}, {c} : index")
-                i = scaled
-            if total is not None:
-                summed = em.fresh("r")
-                em.emit(f"  {summed} = arith.addi {total}, {i} : index")
-                i = summed
-            total = i
+        total = _mirrored_index(em, 0, x.shape[0], 0 in dims)
+        for d in range(1, lead):  # total * n_d + i_d
+            n, scaled, summed = em.fresh("r"), em.fresh("r"), em.fresh("r")
+            em.emit(f"  {n} = arith.constant {x.shape[d]} : index")
+            em.emit(f"  {scaled} = arith.muli {total}, {n} : index")
+            i = _mirrored_index(em, d, x.shape[d], d in dims)
+            em.emit(f"  {summed} = arith.addi {scaled}, {i} : index")
+            total = summed
         value = em.fresh("r")
         em.emit(f"  {value} = arith.index_cast {total} : index to i64")
         return value
