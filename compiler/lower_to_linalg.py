@@ -279,16 +279,18 @@ PACKED_MIN_TILES = 4
 PACKED_MIN_DEPTH = 64
 # Rows of register tiles a workgroup of the packed product takes (by one column of them):
 # each panel of the right operand is read for more rows than IREE's 2, but no fewer than
-# PACKED_MIN_WORKGROUPS workgroups are left; and the depth is walked in blocks of
-# PACKED_DEPTH_BLOCK (a cache level), whose slice of the right panel stays in L1 for all the
-# rows. matmul+relu, Ember's lowerings against each other and JAX in one process (compile
-# cache off, each its own data, medians of 11-21 rounds), 4 rows -> 8 rows -> 8 rows and
-# blocks of 256: 512^2 1.43 -> 1.36 -> 1.37 ms (JAX 1.42); 1024^2 11.27 -> 10.32 -> 10.15
-# (JAX 10.76) and 10.66 -> 10.14 -> 10.14 (JAX 10.23); 2000^2 76.5 -> 69.3 -> 68.2 (JAX
-# 58.6) and 94.7 -> 91.7 -> 81.7 (JAX 116). IREE's 2 rows: 11.50 ms at 1024^2.
+# PACKED_MIN_WORKGROUPS workgroups are left. And the depth is walked in blocks of
+# PACKED_DEPTH_BLOCK, whose slice of the right panel (16 KiB) stays in L1 for all the rows:
+# IREE's mmt4d pipeline (Mmt4dTilingExpert) ignores a cache level, so the product is lowered
+# by its double-tiling pipeline, which tiles one (the same inner loop, inside a loop over
+# blocks). matmul+relu, Ember's lowerings against each other and JAX in one process (compile
+# cache off, each its own data, medians of 7-15 rounds), 4 rows -> 8 rows (an earlier run):
+# 1024^2 11.27 -> 10.32 ms (JAX 10.76); 8 rows -> 8 rows and blocks of 128: 1024^2 10.62 ->
+# 10.10 (JAX 10.67), 512^2 1.34 -> 1.29 (JAX 1.55), 2000^2 77.9 -> 72.7 (JAX 71.2). Blocks of
+# 64 and 256, and 4 or 16 rows with blocks, were within 2% of 128 with 8.
 PACKED_ROWS_PER_WORKGROUP = 8
 PACKED_MIN_WORKGROUPS = 8
-PACKED_DEPTH_BLOCK = 256
+PACKED_DEPTH_BLOCK = 128
 
 
 def _packs(tile: tuple[int, int] | None, lhs: ShapedArray, rhs: ShapedArray,
@@ -347,7 +349,7 @@ def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: i
               f"vector_common_parallel = [1, 1, 0, {m0}, {n0}, 0], "
               f"vector_reduction = [0, 0, 1, 0, 0, 1]>")
     info = (f"#iree_codegen.compilation_info<lowering_config = {config}, translation_info = "
-            f"#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<Mmt4dTilingExpert>>>")
+            f"#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>>")
     em.emit(f"{product} = linalg.mmt4d {{compilation_info = {info}}} ins({lhs}, {rhs} : "
             f"{ltype}, {rtype}) outs({acc} : {blocks}) -> {blocks}")
     name = em.fresh()

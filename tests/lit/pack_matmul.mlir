@@ -6,10 +6,11 @@
 // across its rows, the blocks multiplied by linalg.mmt4d and unpacked (dropping the pad).
 // The product carries its lowering config: up to 8 rows of tiles by one column a workgroup,
 // leaving 8 or more workgroups (here 9 x 4 tiles: 4 rows; @transposed's 4 x 4: 2), and a
-// depth of over 256 walked in blocks of 256 (here 300; @transposed's 80 is not blocked).
-// CHECK: #[[CONFIG:.*]] = #iree_cpu.lowering_config<cache_reduction = [0, 0, 256, 0, 0, 0], distribution = [4, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
+// depth of over 128 walked in blocks of 128 (here 300; @transposed's 80 is not blocked) by
+// IREE's double-tiling pipeline (its mmt4d pipeline ignores a cache level).
+// CHECK: #[[CONFIG:.*]] = #iree_cpu.lowering_config<cache_reduction = [0, 0, 128, 0, 0, 0], distribution = [4, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
 // CHECK: #[[SMALL:.*]] = #iree_cpu.lowering_config<distribution = [2, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
-// CHECK: #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<Mmt4dTilingExpert>>
+// CHECK: #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>
 // CHECK: #[[INFO:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG]], translation_info = #[[PIPELINE]]>
 // CHECK-LABEL: func.func @packed
 // CHECK: linalg.pack %arg0 padding_value(%{{.*}} : f32) inner_dims_pos = [0, 1] inner_tiles = [12, 1] into %{{.*}} : tensor<100x300xf32> -> tensor<9x300x12x1xf32>
