@@ -287,7 +287,9 @@ PACKED_MIN_DEPTH = 64
 # cache off, each its own data, medians of 7-15 rounds), 4 rows -> 8 rows (an earlier run):
 # 1024^2 11.27 -> 10.32 ms (JAX 10.76); 8 rows -> 8 rows and blocks of 128: 1024^2 10.62 ->
 # 10.10 (JAX 10.67), 512^2 1.34 -> 1.29 (JAX 1.55), 2000^2 77.9 -> 72.7 (JAX 71.2). Blocks of
-# 64 and 256, and 4 or 16 rows with blocks, were within 2% of 128 with 8.
+# 64 and 256, and 4 or 16 rows with blocks, were within 2% of 128 with 8. A second A/B (21
+# rounds) put the two pipelines within 3% of each other at 1024^2 and 2000^2, as it did blocks
+# that divide the depth (125 of 1000, 112 of 784) against 128 and a remainder.
 PACKED_ROWS_PER_WORKGROUP = 8
 PACKED_MIN_WORKGROUPS = 8
 PACKED_DEPTH_BLOCK = 128
