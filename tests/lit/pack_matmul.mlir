@@ -7,14 +7,19 @@
 // The product carries its lowering config: up to 8 rows of tiles by one column a workgroup,
 // leaving 8 or more workgroups (here 9 x 4 tiles: 4 rows; @transposed's 4 x 4: 2), and a
 // depth of over 128 walked in blocks of 128 (here 300; @transposed's 80 is not blocked) by
-// IREE's double-tiling pipeline (its mmt4d pipeline ignores a cache level).
+// IREE's double-tiling pipeline (its mmt4d pipeline ignores a cache level). A pack of rows
+// across their depth (the left operand here, the right one of @transposed) takes one panel
+// and the whole depth a workgroup; a pack that copies rows whole keeps IREE's choice.
+// CHECK: #[[ROWS:.*]] = #iree_cpu.lowering_config<distribution = [1, 0], vector_common_parallel = [1, 16]>
 // CHECK: #[[CONFIG:.*]] = #iree_cpu.lowering_config<cache_reduction = [0, 0, 128, 0, 0, 0], distribution = [4, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
 // CHECK: #[[SMALL:.*]] = #iree_cpu.lowering_config<distribution = [2, 1, 0, 0, 0, 0], vector_common_parallel = [1, 1, 0, 12, 32, 0], vector_reduction = [0, 0, 1, 0, 0, 1]>
+// CHECK: #[[DATA:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DataTiling>>
 // CHECK: #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>
+// CHECK: #[[PACKINFO:.*]] = #iree_codegen.compilation_info<lowering_config = #[[ROWS]], translation_info = #[[DATA]]>
 // CHECK: #[[INFO:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG]], translation_info = #[[PIPELINE]]>
 // CHECK-LABEL: func.func @packed
-// CHECK: linalg.pack %arg0 padding_value(%{{.*}} : f32) inner_dims_pos = [0, 1] inner_tiles = [12, 1] into %{{.*}} : tensor<100x300xf32> -> tensor<9x300x12x1xf32>
-// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [32, 1] into %{{.*}} : tensor<300x128xf32> -> tensor<4x300x32x1xf32>
+// CHECK: linalg.pack %arg0 padding_value(%{{.*}} : f32) inner_dims_pos = [0, 1] inner_tiles = [12, 1] into %{{.*}} {compilation_info = #[[PACKINFO]]} : tensor<100x300xf32> -> tensor<9x300x12x1xf32>
+// CHECK: linalg.pack %arg1 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [32, 1] into %{{[a-z0-9_]+}} : tensor<300x128xf32> -> tensor<4x300x32x1xf32>
 // CHECK: linalg.mmt4d {compilation_info = #[[INFO]]} ins(%{{.*}}, %{{.*}} : tensor<9x300x12x1xf32>, tensor<4x300x32x1xf32>) outs(%{{.*}} : tensor<9x4x12x32xf32>)
 // CHECK: linalg.unpack %{{.*}} inner_dims_pos = [0, 1] inner_tiles = [12, 32] into %{{.*}} : tensor<9x4x12x32xf32> -> tensor<100x128xf32>
 // CHECK-NOT: linalg.matmul
@@ -29,8 +34,8 @@ func.func @packed(%a: tensor<100x300xf32>, %b: tensor<300x128xf32>) -> tensor<10
 // Transposed operands (x.T @ y.T, as gradients make) pack straight from their layout: the
 // left one's rows across its columns, the right one's columns in place.
 // CHECK-LABEL: func.func @transposed
-// CHECK: linalg.pack %arg0 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [12, 1] {{.*}} : tensor<80x48xf32> -> tensor<4x80x12x1xf32>
-// CHECK: linalg.pack %arg1 inner_dims_pos = [0, 1] inner_tiles = [32, 1] {{.*}} : tensor<128x80xf32> -> tensor<4x80x32x1xf32>
+// CHECK: linalg.pack %arg0 outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [12, 1] into %{{[a-z0-9_]+}} : tensor<80x48xf32> -> tensor<4x80x12x1xf32>
+// CHECK: linalg.pack %arg1 inner_dims_pos = [0, 1] inner_tiles = [32, 1] into %{{.*}} {compilation_info = #[[PACKINFO]]} : tensor<128x80xf32> -> tensor<4x80x32x1xf32>
 // CHECK: linalg.mmt4d
 func.func @transposed(%a: tensor<80x48xf32>, %b: tensor<128x80xf32>) -> tensor<48x128xf32> {
   %0 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 1>} : (tensor<80x48xf32>, tensor<128x80xf32>) -> tensor<48x128xf32>
