@@ -177,11 +177,14 @@ def lower_reduction(em, op, args, avals, params, result) -> str:
 
 def _wide_accumulators(em, pieces: ShapedArray, split) -> str:
     """The first step of a split reduction of 4- or 8-byte numbers along its last dim, on
-    CPUs whose lowering asks for it (em.reduction_bytes): a `compilation_info` reducing 1 KiB
-    of lanes a step (16 AVX-512 registers), where IREE keeps one register's worth. Sixteen
-    independent loads in flight a step: a 16M float32 sum, its own data cold, alternating
-    with JAX's in one process (median of 30 rounds, a busy machine): 4.12 -> 3.61 ms, max
-    4.23 -> 3.67 (JAX 3.19 and 3.84)."""
+    CPUs whose lowering asks for it (em.reduction_bytes): a `compilation_info` reducing 2 KiB
+    of lanes a step (all 32 AVX-512 registers), where IREE keeps one register's worth:
+    independent loads in flight. A 16M float32 sum, its own data cold, alternating with
+    JAX's in one process (median of 30 rounds, a busy machine), one register -> 16: 4.12 ->
+    3.61 ms, max 4.23 -> 3.67 (JAX 3.19 and 3.84); 16 -> 32 registers (25-41 rounds of 5
+    calls): 16M sum 2.00 -> 1.95, 1.81 -> 1.79 and 2.12 -> 2.00 ms (JAX 2.04, 1.89, 2.09),
+    max 2.79 -> 2.71 (JAX 3.27), 4M sum 417 -> 411 us (JAX 422), 1M 125 -> 115 (JAX 146);
+    8 registers: 2.09."""
     size = pieces.dtype.itemsize
     if not em.reduction_bytes or kind(pieces.dtype) not in "fiu" or size not in (4, 8):
         return ""
@@ -578,5 +581,5 @@ LOWER_TO_LINALG_AVX512 = LowerToLinalg(
     "ember-lower-to-linalg-avx512",
     f"{LOWER_TO_LINALG_CPU.description}; float32 matrix products packed into "
     f"{AVX512_MATMUL_TILE[0]}x{AVX512_MATMUL_TILE[1]} tiles (linalg.pack, linalg.mmt4d); "
-    f"split reductions with 1 KiB of accumulators", cpu=True, matmul_tile=AVX512_MATMUL_TILE,
-    reduction_bytes=1024)
+    f"split reductions with 2 KiB of accumulators", cpu=True, matmul_tile=AVX512_MATMUL_TILE,
+    reduction_bytes=2048)

@@ -2,11 +2,11 @@
 // RUN: ember-opt %s --ember-lower-to-linalg-cpu | filecheck %s --check-prefix=PLAIN
 
 // On AVX-512 CPUs the first step of a split reduction (here 1024 chunks of 1024, reduced in
-// their last dim) keeps 1 KiB of accumulators: 256 float32 or 128 float64 lanes a step, 32
+// their last dim) keeps 2 KiB of accumulators: 512 float32 or 256 float64 lanes a step, 32
 // chunks a workgroup. Other steps, other element types (float16, complex), and other CPUs keep
 // IREE's choice.
-// CHECK: #[[F32:.*]] = #iree_cpu.lowering_config<distribution = [32, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 256]>
-// CHECK: #[[F64:.*]] = #iree_cpu.lowering_config<distribution = [32, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 128]>
+// CHECK: #[[F32:.*]] = #iree_cpu.lowering_config<distribution = [32, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 512]>
+// CHECK: #[[F64:.*]] = #iree_cpu.lowering_config<distribution = [32, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 256]>
 // CHECK-LABEL: func.func @sums
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1024x1024xf32>) outs(%{{.*}} : tensor<1024xf32>) attrs = {compilation_info = #[[C32:.*]]} {
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1024xf32>) outs(%{{.*}} : tensor<f32>) {{{$}}
