@@ -189,6 +189,8 @@ def _wide_accumulators(em, pieces: ShapedArray, split) -> str:
     if not em.reduction_bytes or kind(pieces.dtype) not in "fiu" or size not in (4, 8):
         return ""
     lanes, n = em.reduction_bytes // size, pieces.ndim
+    while pieces.shape[-1] % lanes and lanes * size > 128:  # the most lanes that divide a chunk
+        lanes //= 2
     if split.first != (n - 1,) or pieces.shape[-1] % lanes:
         return ""
     distribution = [1] * (n - 1) + [0]  # IREE's own: 32 workgroups over 1024 chunks
