@@ -50,6 +50,14 @@ def identity_map(ndim: int) -> str:
     return affine_map(ndim, [f"d{i}" for i in range(ndim)])
 
 
+def compilation_info(config: str, pipeline: str) -> str:
+    """An IREE `compilation_info` attribute for a CPU dispatch: the lowering config's fields
+    (`config`, e.g. "distribution = [8, 0]") through IREE's CPU `pipeline`."""
+    return (f"#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+            f"{config}>, translation_info = #iree_codegen.translation_info<pipeline = "
+            f"#iree_cpu.pipeline<{pipeline}>>>")
+
+
 def iterators(parallel: int, reduction: int = 0) -> str:
     its = ['"parallel"'] * parallel + ['"reduction"'] * reduction
     return f"[{', '.join(its)}]"

@@ -25,6 +25,7 @@ from .emitter import (
     Emitter,
     Lowering,
     affine_map,
+    compilation_info,
     etype,
     identity_map,
     iterators,
@@ -195,12 +196,9 @@ def _wide_accumulators(em, pieces: ShapedArray, split) -> str:
         return ""
     distribution = [1] * (n - 1) + [0]  # IREE's own: 32 workgroups over 1024 chunks
     distribution[split.chunk_axis] = max(1, pieces.shape[split.chunk_axis] // 32)
-    config = (f"#iree_cpu.lowering_config<distribution = {distribution}, "
-              f"vector_common_parallel = {[1] * (n - 1) + [0]}, "
-              f"vector_reduction = {[0] * (n - 1) + [lanes]}>")
-    return (f", compilation_info = #iree_codegen.compilation_info<lowering_config = {config}, "
-            f"translation_info = #iree_codegen.translation_info<pipeline = "
-            f"#iree_cpu.pipeline<DoubleTilingExpert>>>")
+    config = (f"distribution = {distribution}, vector_common_parallel = {[1] * (n - 1) + [0]}, "
+              f"vector_reduction = {[0] * (n - 1) + [lanes]}")
+    return f", compilation_info = {compilation_info(config, 'DoubleTilingExpert')}"
 
 
 def _reduce(em, op, arg: str, x: ShapedArray, axes: tuple[int, ...], params,
@@ -305,10 +303,8 @@ PACKED_DEPTH_BLOCK = 128
 # rows 4 KiB apart a workgroup. In IREE's profile of matmul+relu 1024^2 (the left operand's
 # pack, same run): 0.65 -> 0.40 ms, and 0.40-0.43 for 2, 4 or 8 panels; the right operand's
 # pack (rows copied whole) kept IREE's choice, its variants within noise.
-_ACROSS_ROWS = (" {compilation_info = #iree_codegen.compilation_info<lowering_config = "
-                "#iree_cpu.lowering_config<distribution = [1, 0], vector_common_parallel = "
-                "[1, 16]>, translation_info = #iree_codegen.translation_info<pipeline = "
-                "#iree_cpu.pipeline<DataTiling>>>}")
+_ACROSS_ROWS = compilation_info("distribution = [1, 0], vector_common_parallel = [1, 16]",
+                                "DataTiling")
 
 
 def _packs(tile: tuple[int, int] | None, lhs: ShapedArray, rhs: ShapedArray,
@@ -349,7 +345,8 @@ def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: i
         perm = " outer_dims_perm = [1, 0]" if free == 1 else ""
         em.emit(f"{name} = linalg.pack {value}{pad}{perm} inner_dims_pos = [{free}, "
                 f"{contracting}] inner_tiles = [{size}, 1] into {dest}"
-                f"{_ACROSS_ROWS if free == 0 else ''} : {ttype(aval)} -> {packed}")
+                f"{f' {{compilation_info = {_ACROSS_ROWS}}}' if free == 0 else ''} : "
+                f"{ttype(aval)} -> {packed}")
         return name, packed
 
     m0, n0 = tile
@@ -363,11 +360,9 @@ def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: i
     rows = max(1, min(PACKED_ROWS_PER_WORKGROUP, tiles // PACKED_MIN_WORKGROUPS))
     block = (f"cache_reduction = [0, 0, {PACKED_DEPTH_BLOCK}, 0, 0, 0], "
              if depth > PACKED_DEPTH_BLOCK else "")
-    config = (f"#iree_cpu.lowering_config<distribution = [{rows}, 1, 0, 0, 0, 0], {block}"
-              f"vector_common_parallel = [1, 1, 0, {m0}, {n0}, 0], "
-              f"vector_reduction = [0, 0, 1, 0, 0, 1]>")
-    info = (f"#iree_codegen.compilation_info<lowering_config = {config}, translation_info = "
-            f"#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>>")
+    info = compilation_info(f"distribution = [{rows}, 1, 0, 0, 0, 0], {block}"
+                            f"vector_common_parallel = [1, 1, 0, {m0}, {n0}, 0], "
+                            f"vector_reduction = [0, 0, 1, 0, 0, 1]", "DoubleTilingExpert")
     em.emit(f"{product} = linalg.mmt4d {{compilation_info = {info}}} ins({lhs}, {rhs} : "
             f"{ltype}, {rtype}) outs({acc} : {blocks}) -> {blocks}")
     name = em.fresh()
