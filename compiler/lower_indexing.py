@@ -50,15 +50,29 @@ def lower_dynamic_slice(em, op, args, avals, params, result) -> str:
 
 
 def lower_dynamic_update_slice(em, op, args, avals, params, result) -> str:
+    offsets = window_offsets(em, args, avals, params)
+    return inserted(em, args[1], args[0], offsets, avals, params)
+
+
+def window_offsets(em: Emitter, args: list[str], avals: list[ShapedArray],
+                   params) -> list[str]:
+    """An ember.dynamic_update_slice's offsets (of `args`: destination, update, starts),
+    clamped so that its strided window fits."""
     x, update = avals[0], avals[1]
-    strides = tuple(params["strides"])
-    extents = tuple((u - 1) * s + 1 if u else 0 for u, s in zip(update.shape, strides,
+    extents = tuple((u - 1) * s + 1 if u else 0 for u, s in zip(update.shape,
+                                                                params["strides"],
                                                                 strict=True))
-    offsets = _clamped_offsets(em, args[2:], avals[2:], x.shape, extents)
+    return _clamped_offsets(em, args[2:], avals[2:], x.shape, extents)
+
+
+def inserted(em: Emitter, update: str, dest: str, offsets: list[str],
+             avals: list[ShapedArray], params) -> str:
+    """`update` inserted into `dest` at `offsets` (window_offsets') with the op's strides."""
+    x, u = avals[0], avals[1]
     name = em.fresh()
-    em.emit(f"{name} = tensor.insert_slice {args[1]} into {args[0]}[{', '.join(offsets)}] "
-            f"[{', '.join(map(str, update.shape))}] [{', '.join(map(str, strides))}] : "
-            f"{ttype(update)} into {ttype(x)}")
+    em.emit(f"{name} = tensor.insert_slice {update} into {dest}[{', '.join(offsets)}] "
+            f"[{', '.join(map(str, u.shape))}] [{', '.join(map(str, params['strides']))}] : "
+            f"{ttype(u)} into {ttype(x)}")
     return name
 
 

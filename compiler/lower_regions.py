@@ -22,6 +22,7 @@ from .emitter import (
     ttype,
 )
 from .loops import kernel_lanes, outside_values
+from .lower_indexing import inserted, window_offsets
 from .walk import producer
 
 
@@ -275,6 +276,8 @@ def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
     block = operation.regions[0].blocks[0]
     *members, end = [op.operation for op in block.operations]
     root = members[-1]
+    if eir.opdef(root) is ops.DYNAMIC_UPDATE_SLICE:
+        return _window_store(em, block, members, args, avals)
     outs = list(end.operands)
     keep = len(outs) == 2 and not eir.opdef(producer(outs[1])).has(Trait.REDUCTION)
     if len(outs) - keep == 1 and _mistaken_for_a_contraction(operation, block, members):
@@ -297,6 +300,27 @@ def lower_fusion(em, operation, args, avals, params, result) -> str | list[str]:
                        arguments=[operand])
         return [total, product] if keep else total
     return _fused(em, block, members, outs, args, avals)
+
+
+def _window_store(em, block, members: list, args: list[str], avals: list) -> str:
+    """A fusion ending in an insert of its result (ember-window-stores): the generic and the
+    insert in one flow.dispatch.region, which IREE lowers to one dispatch writing the window
+    of the destination in place (the region's result tied to it)."""
+    insert = members[-1]
+    arguments = list(block.arguments)
+    dest, value, *starts = list(insert.operands)
+    names = [args[arguments.index(v)] if v != value else "" for v in insert.operands]
+    insert_avals = [eir.aval_of(v) for v in insert.operands]
+    params = eir.read(insert)[2]
+    offsets = window_offsets(em, names, insert_avals, params)  # outside the dispatch
+    result = ttype(insert_avals[0])
+    name = em.fresh()
+    em.emit(f"{name} = flow.dispatch.region -> ({result}) {{")
+    update = _fused(em, block, members[:-1], [value], args, avals)
+    stored = inserted(em, update, names[0], offsets, insert_avals, params)
+    em.emit(f"flow.return {stored} : {result}")
+    em.emit("}")
+    return name
 
 
 def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,

@@ -16,6 +16,7 @@ from .fuse import FUSE_CPU, Fuse
 from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LOWER_TO_LINALG_AVX512, LOWER_TO_LINALG_CPU, LowerToLinalg
 from .moments import Moments
+from .window_stores import WindowStores
 
 
 class Pass(Protocol):
@@ -28,7 +29,7 @@ class Pass(Protocol):
 REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
                                                   Moments(), Fuse(), FUSE_CPU, Bufferize(),
                                                   LowerToLinalg(), LOWER_TO_LINALG_CPU,
-                                                  LOWER_TO_LINALG_AVX512)}
+                                                  LOWER_TO_LINALG_AVX512, WindowStores())}
 
 
 def as_callable(p: Pass):

@@ -42,10 +42,11 @@ def linalg_passes(target: str) -> tuple[str, ...]:
 
 def ember_passes(target: str) -> tuple[str, ...]:
     """The ember phase's passes for an iree_driver target: CPU ones fuse with ember-fuse-cpu,
-    after ember-moments."""
+    after ember-moments, and write inserted updates in place (ember-window-stores)."""
     if iree_driver.is_cpu(target):
-        return tuple(q for p in EMBER_PASSES for q in (
-            ("ember-moments", "ember-fuse-cpu") if p == "ember-fuse" else (p,)))
+        return (*(q for p in EMBER_PASSES for q in (
+            ("ember-moments", "ember-fuse-cpu") if p == "ember-fuse" else (p,))),
+            "ember-window-stores")
     return EMBER_PASSES
 
 

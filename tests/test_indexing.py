@@ -5,7 +5,7 @@ import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import ember
@@ -235,6 +235,63 @@ def test_window_updates_lower_to_an_insert_not_a_dense_pass():
     # the window is read from the argument, not the copy; the copy reads no coordinates
     assert '"ember.slice"(%arg0)' in kept.as_text("ember")
     assert "tensor.extract " not in kept.as_text("linalg")
+
+
+@few_examples(8)
+@given(st.data())
+def test_window_stores_write_elementwise_updates_in_place(data):
+    """An elementwise update of a static window, any steps, is computed by the dispatch that
+    writes it (ember-window-stores: one flow.dispatch.region, IREE writing the window in
+    place), against NumPy: from another array, from a kept argument's own windows (read from
+    the argument, written into its copy), and in a loop over two carries (heat-3d's shape).
+    The caller's arrays keep their values."""
+    shape = tuple(data.draw(st.lists(st.integers(3, 7), min_size=1, max_size=3)))
+    window = []
+    for n in shape:  # at least two elements a dim (the pass leaves unit dims alone)
+        step = data.draw(st.integers(1, 2))
+        start = data.draw(st.integers(0, n - 1 - step))
+        window.append(slice(start, data.draw(st.integers(start + step + 1, n)), step))
+    window = tuple(window)
+    assume(np.empty(shape)[window].shape != shape)  # a whole-array "window" is no insert
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    a, b = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    shifted = tuple(slice(0, n) for n in a[window].shape)  # another window, same shape
+
+    def other(a, b):
+        return b.at[window].set(a[window] * 2.0 + a[shifted])
+
+    def own(a):
+        return a.at[window].set(jnp.exp(a[shifted]) - a[window])
+
+    def loop(a, b):
+        def step(i, ab):
+            a, b = ab
+            b = b.at[window].set(a[window] * 0.5 + a[shifted])
+            return a.at[window].set(b[shifted] - b[window] * 0.25), b
+        return ember.lax.fori_loop(0, 3, step, (a, b))
+
+    def host_loop(a, b):
+        a, b = a.copy(), b.copy()
+        for _ in range(3):
+            b[window] = a[window] * 0.5 + a[shifted]
+            a[window] = b[shifted] - b[window] * 0.25
+        return a, b
+
+    want = b.copy()
+    want[window] = a[window] * 2 + a[shifted]
+    mine = a.copy()
+    mine[window] = np.exp(a[shifted]) - a[window]
+    cases = [(other, (a, b), want, 1), (own, (a,), mine, 1), (loop, (a, b), host_loop(a, b), 2)]
+    for f, args, expected, stores in cases:
+        jitted = ember.jit(f)
+        assert jitted.lower(*args).as_text("linalg").count("flow.dispatch.region") == stores
+        kept = [ember.device_put(x) for x in args]
+        got = jitted(*kept)
+        for g, e in zip(got if isinstance(got, tuple) else (got,),
+                        expected if isinstance(expected, tuple) else (expected,), strict=True):
+            assert_close(g, e, rtol=1e-5, atol=1e-5)
+        for k, x in zip(kept, args, strict=True):
+            assert_close(k, x)
 
 
 @pytest.mark.parametrize("shape", [(7,), (5, 6), (4, 5, 6)])
