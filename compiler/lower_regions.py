@@ -307,8 +307,7 @@ def _window_store(em, block, members: list, args: list[str], avals: list) -> str
     insert in one flow.dispatch.region, which IREE lowers to one dispatch writing the window
     of the destination in place (the region's result tied to it)."""
     insert = members[-1]
-    arguments = list(block.arguments)
-    dest, value, *starts = list(insert.operands)
+    arguments, value = list(block.arguments), insert.operands[1]  # the rest are arguments
     names = [args[arguments.index(v)] if v != value else "" for v in insert.operands]
     insert_avals = [eir.aval_of(v) for v in insert.operands]
     params = eir.read(insert)[2]
