@@ -87,10 +87,11 @@ def _mergeable(insert: mlir.Operation, order: dict[mlir.Operation, float],
         return None
     window = eir.aval_of(update).shape
     if symbolic(eir.aval_of(dest).shape) or symbolic(window) or 1 in window:
-        return None  # unit dims: IREE 3.13 stored x.at[0]'s (1, 4, 3) window scrambled
+        return None  # IREE 3.13 stored x.at[0]'s (1, 4, 3) window (a unit dim, a whole
+        # dim after it) scrambled
     if not all((p := producer(s)) is not None and eir.opdef(p) is ops.CONSTANT
-               for s in starts):  # IREE 3.13 took a run-time offset for the dispatch's
-        return None               # workload, and the update never landed
+               for s in starts):  # run-time starts (a loop's rows) are left to IREE,
+        return None               # which writes a contiguous row in place already
     for use in update.uses:  # the update's other readers come after the insert
         user = _in_block(use.owner.operation, block)
         if user != insert and (user is None or order[user] < order[insert]):
