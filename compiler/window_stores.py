@@ -162,14 +162,13 @@ def _merge(insert: mlir.Operation, source: mlir.Operation,
     source.erase()
 
 
-def window_stores(block: mlir.Block) -> int:
-    """Merge inside `block` (and the regions of its ops); returns the number of merges."""
-    made = 0
+def window_stores(block: mlir.Block) -> None:
+    """Merge inside `block` and the regions of its ops (not a fusion's: elementwise only)."""
     for op in list(block.operations):
-        for region in op.operation.regions:
-            if eir.opdef(op.operation) is not ops.FUSION:
+        if eir.opdef(op.operation) is not ops.FUSION:
+            for region in op.operation.regions:
                 for inner in region.blocks:
-                    made += window_stores(inner)
+                    window_stores(inner)
     block_ops = [o.operation for o in block.operations]
     order: dict[mlir.Operation, float] = {op: i for i, op in enumerate(block_ops)}
     for op in block_ops:
@@ -177,8 +176,6 @@ def window_stores(block: mlir.Block) -> int:
             source = _mergeable(op, order, block)
             if source is not None:
                 _merge(op, source, order)
-                made += 1
-    return made
 
 
 @dataclass(frozen=True)
