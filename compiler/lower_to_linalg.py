@@ -280,6 +280,14 @@ AVX512_MATMUL_TILE = (12, 32)
 # against 7.86 ms).
 PACKED_MIN_TILES = 4
 PACKED_MIN_DEPTH = 64
+# And when it has at least this many multiply-adds (m * n * depth): smaller ones spend their
+# time in the packs' and unpack's dispatches. matmul+relu packed -> IREE's tiling, in one
+# process with JAX (median of 15 rounds; +-8% between runs): 64 x 256^2 98.7 -> 93.5 us,
+# 128 x 256^2 151.7 -> 124.9, 250^3 222.6 -> 189.7, 192 x 384^2 418.9 -> 371.3, 128 x 512^2
+# 425.2 -> 399.8; 320^3 580.5 -> 568.3 and 96 x 512^2 349.7 -> 350.0 (a tie); 192 x 512^2
+# 612.4 -> 773.2, 256 x 512^2 733.0 -> 811.2, 128 x 1024^2 1341 -> 1778 (packing wins). The
+# scan RNN row (64 x 256^2 twice a step): 16.66 -> 15.32 ms (JAX 15.14).
+PACKED_MIN_WORK = 1 << 25
 # Rows of register tiles a workgroup of the packed product takes (by one column of them):
 # each panel of the right operand is read for more rows than IREE's 2, but no fewer than
 # PACKED_MIN_WORKGROUPS workgroups are left. And the depth is walked in blocks of
@@ -319,7 +327,7 @@ def _packs(tile: tuple[int, int] | None, lhs: ShapedArray, rhs: ShapedArray,
         return False
     (m, n), depth = result.shape, lhs.shape[lc[0]]
     return (m >= PACKED_MIN_TILES * tile[0] and n >= PACKED_MIN_TILES * tile[1]
-            and depth > PACKED_MIN_DEPTH)
+            and depth > PACKED_MIN_DEPTH and m * n * depth >= PACKED_MIN_WORK)
 
 
 def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: int,

@@ -184,9 +184,10 @@ def test_matmul_and_dot(shapes, data):
         assert_close(ember.jit(enp.dot)(a, b), np.dot(a, b), rtol=1e-4, atol=1e-2)
 
 
-# Products that ember-lower-to-linalg-avx512 packs into 12 x 32 tiles (rows padded to 12:
-# 60, 100; columns to 32: 130), from each layout of the operands.
-PACKED_SHAPES = [(48, 65, 128), (100, 80, 130), (60, 97, 160)]
+# Products that ember-lower-to-linalg-avx512 packs into 12 x 32 tiles (2^25+ multiply-adds;
+# rows padded to 12: 60, 100; columns to 32: 430, 580, 700; depths in blocks of 128 and a
+# remainder), from each layout of the operands.
+PACKED_SHAPES = [(48, 1024, 700), (100, 801, 430), (60, 977, 580)]
 
 
 @given(mkn=st.sampled_from(PACKED_SHAPES), transposed=st.tuples(st.booleans(), st.booleans()),
@@ -216,9 +217,9 @@ def test_a_scans_weights_are_packed_once_before_its_loop():
     never changed by the scan, is packed before the loop (on AVX-512 CPUs, where products
     are packed), and its values match a Python loop's."""
     rng = np.random.default_rng(0)
-    h0, w = rng.standard_normal((48, 128)).astype(np.float32), (
-        rng.standard_normal((128, 128)) * 0.05).astype(np.float32)
-    xs = rng.standard_normal((20, 48, 128)).astype(np.float32)
+    h0, w = rng.standard_normal((128, 512)).astype(np.float32), (
+        rng.standard_normal((512, 512)) * 0.05).astype(np.float32)  # 2^25 multiply-adds
+    xs = rng.standard_normal((20, 128, 512)).astype(np.float32)
 
     def rnn(h, xs, w):
         return ember.lax.scan(lambda c, x: (enp.tanh(c @ w + x), None), h, xs)[0]
