@@ -222,7 +222,7 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
     lc, rc = tuple(params["lhs_contracting"]), tuple(params["rhs_contracting"])
     lb, rb = tuple(params["lhs_batch"]), tuple(params["rhs_batch"])
     k = kind(lhs.dtype)
-    if _packs(em.matmul_tile, lhs, rhs, lc, lb, result):
+    if _packs(em.matmul_tile, lhs, rhs, lc, lb, result, em.loop_depth > 0):
         return _packed_matmul(em, args, avals, lc[0], rc[0], result, em.matmul_tile)
     # f16 and bf16 accumulate in f32, rounded once at the end, as XLA does (a bf16 sum of
     # 4096 products loses most of its bits; IREE's CUDA matmul cannot distribute one).
@@ -280,13 +280,16 @@ AVX512_MATMUL_TILE = (12, 32)
 # against 7.86 ms).
 PACKED_MIN_TILES = 4
 PACKED_MIN_DEPTH = 64
-# And when it has at least this many multiply-adds (m * n * depth): smaller ones spend their
-# time in the packs' and unpack's dispatches. matmul+relu packed -> IREE's tiling, in one
-# process with JAX (median of 15 rounds; +-8% between runs): 64 x 256^2 98.7 -> 93.5 us,
-# 128 x 256^2 151.7 -> 124.9, 250^3 222.6 -> 189.7, 192 x 384^2 418.9 -> 371.3, 128 x 512^2
-# 425.2 -> 399.8; 320^3 580.5 -> 568.3 and 96 x 512^2 349.7 -> 350.0 (a tie); 192 x 512^2
-# 612.4 -> 773.2, 256 x 512^2 733.0 -> 811.2, 128 x 1024^2 1341 -> 1778 (packing wins). The
-# scan RNN row (64 x 256^2 twice a step): 16.66 -> 15.32 ms (JAX 15.14).
+# Outside loops, also when it has at least this many multiply-adds (m * n * depth): smaller
+# ones spend their time in the packs' and unpack's dispatches. matmul+relu packed -> IREE's
+# tiling, in one process with JAX (median of 15-21 rounds; +-8% between runs): 64 x 256^2
+# 98.7 -> 93.5 and 92.1 -> 85.1 us, 128 x 256^2 151.7 -> 124.9 and 163.0 -> 140.3, 250^3
+# 222.6 -> 189.7, 192 x 384^2 418.9 -> 371.3, 128 x 512^2 425.2 -> 399.8; 320^3 and
+# 96 x 512^2 a tie; 192 x 512^2 612.4 -> 773.2, 256 x 512^2 733.0 -> 811.2, 128 x 1024^2
+# 1341 -> 1778 (packing wins). In a loop's body the weight's pack leaves the loop (LICM), and
+# packing kept its lead there: a scan RNN of 64 x 256^2 products, 97.2 against 104.8 and
+# 125.3 against 135.7 us a step (400 steps: a tie); the benchmark's two-product cell 22.5
+# against 25.8 and 27.9 against 31.1 ms (one earlier run: 16.7 against 15.3).
 PACKED_MIN_WORK = 1 << 25
 # Rows of register tiles a workgroup of the packed product takes (by one column of them):
 # each panel of the right operand is read for more rows than IREE's 2, but no fewer than
@@ -316,9 +319,9 @@ _ACROSS_ROWS = compilation_info("distribution = [1, 0], vector_common_parallel =
 
 
 def _packs(tile: tuple[int, int] | None, lhs: ShapedArray, rhs: ShapedArray,
-           lc: tuple[int, ...], lb: tuple[int, ...], result: ShapedArray) -> bool:
+           lc: tuple[int, ...], lb: tuple[int, ...], result: ShapedArray, in_loop: bool) -> bool:
     """Whether a dot_general is a float32 matrix product, of static shape, big enough to pack
-    into `tile` (None: never)."""
+    into `tile` (None: never); outside loops, of PACKED_MIN_WORK multiply-adds at least."""
     if tile is None or lb or len(lc) != 1 or not lhs.ndim == rhs.ndim == 2:
         return False
     if not lhs.dtype == rhs.dtype == result.dtype == np.float32:
@@ -327,7 +330,7 @@ def _packs(tile: tuple[int, int] | None, lhs: ShapedArray, rhs: ShapedArray,
         return False
     (m, n), depth = result.shape, lhs.shape[lc[0]]
     return (m >= PACKED_MIN_TILES * tile[0] and n >= PACKED_MIN_TILES * tile[1]
-            and depth > PACKED_MIN_DEPTH and m * n * depth >= PACKED_MIN_WORK)
+            and depth > PACKED_MIN_DEPTH and (in_loop or m * n * depth >= PACKED_MIN_WORK))
 
 
 def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: int,

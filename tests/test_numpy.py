@@ -217,9 +217,9 @@ def test_a_scans_weights_are_packed_once_before_its_loop():
     never changed by the scan, is packed before the loop (on AVX-512 CPUs, where products
     are packed), and its values match a Python loop's."""
     rng = np.random.default_rng(0)
-    h0, w = rng.standard_normal((128, 512)).astype(np.float32), (
-        rng.standard_normal((512, 512)) * 0.05).astype(np.float32)  # 2^25 multiply-adds
-    xs = rng.standard_normal((20, 128, 512)).astype(np.float32)
+    h0, w = rng.standard_normal((48, 128)).astype(np.float32), (
+        rng.standard_normal((128, 128)) * 0.05).astype(np.float32)  # packed: in a loop
+    xs = rng.standard_normal((20, 48, 128)).astype(np.float32)
 
     def rnn(h, xs, w):
         return ember.lax.scan(lambda c, x: (enp.tanh(c @ w + x), None), h, xs)[0]
