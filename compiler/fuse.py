@@ -33,7 +33,7 @@ from ember.dialect.types import symbolic
 
 from .iree_driver import MAX_BINDINGS
 from .split_reduction import split_reduction
-from .walk import body, functions, producer
+from .walk import body, clone_mapped, functions, producer
 
 
 def _shape(value: mlir.Value) -> tuple[int, ...]:
@@ -148,12 +148,7 @@ def _outline(group: list[mlir.Operation], outputs: list[mlir.Operation],
                                        [at.location] * len(inputs))
     mapping = dict(zip(inputs, block.arguments, strict=True))
     with mlir.InsertionPoint(block), at.location:
-        for op in group:
-            new = op.clone()
-            for i, v in enumerate(op.operands):
-                new.operands[i] = mapping.get(v, v)
-            for old, fresh in zip(op.results, new.results, strict=True):
-                mapping[old] = fresh
+        clone_mapped(group, mapping)
         eir.build(ops.YIELD, [mapping[op.results[0]] for op in outputs], {}, ())
     for op, value in zip(outputs, fusion.results, strict=True):
         op.results[0].replace_all_uses_with(value)

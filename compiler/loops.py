@@ -24,7 +24,7 @@ from ember.dialect.ops import Trait
 from ember.dialect.types import ShapedArray
 
 from .iree_driver import MAX_BINDINGS
-from .walk import body, functions, producer
+from .walk import body, clone_mapped, functions, producer
 
 
 def _elementwise_body(loop: mlir.Operation) -> bool:
@@ -251,15 +251,9 @@ def _unroll(loop: mlir.Operation, lower: int, trips: int) -> None:
         for u in range(UNROLL):  # trip lower + UNROLL * j + u
             i = eir.build(ops.ADD, [first, _scalar(lower + u, dtype)], {}, index).result
             mapping = dict(zip(body_block.arguments, [i, *carries], strict=True))
-            for op in body_block.operations:
-                op = op.operation
-                if eir.opdef(op) is ops.YIELD:
-                    carries = [mapping.get(v, v) for v in op.operands]
-                    break
-                new = op.clone()
-                for k, v in enumerate(op.operands):
-                    new.operands[k] = mapping.get(v, v)
-                mapping.update(zip(op.results, new.results, strict=True))
+            *body_ops, end = [op.operation for op in body_block.operations]
+            clone_mapped(body_ops, mapping)
+            carries = [mapping.get(v, v) for v in end.operands]
         eir.build(ops.YIELD, carries, {}, ())
     if trips % UNROLL == 0:
         for old, new in zip(loop.results, unrolled.results, strict=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from iree.compiler import ir as mlir
 
@@ -27,6 +27,17 @@ def producer(value: mlir.Value) -> mlir.Operation | None:
     owner = value.owner
     return owner.operation if isinstance(owner, mlir.OpView) else (
         owner if isinstance(owner, mlir.Operation) else None)
+
+
+def clone_mapped(ops: Iterable[mlir.Operation], mapping: dict[mlir.Value, mlir.Value]) -> None:
+    """Clone `ops` at the current insertion point, each clone reading `mapping[v]` for the
+    operands `mapping` has; the clones' results join `mapping` as they are made."""
+    for op in ops:
+        op = op.operation
+        new = op.clone()
+        for i, v in enumerate(op.operands):
+            new.operands[i] = mapping.get(v, v)
+        mapping.update(zip(op.results, new.results, strict=True))
 
 
 def has_uses(op: mlir.Operation) -> bool:

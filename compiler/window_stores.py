@@ -27,7 +27,7 @@ from ember.dialect import ops
 from ember.dialect.ops import Trait
 from ember.dialect.types import symbolic
 
-from .walk import body, functions, producer
+from .walk import body, clone_mapped, functions, producer
 
 # How many ops the search for a view of the destination among the update's inputs visits
 # before it gives up (and leaves the insert alone).
@@ -123,30 +123,19 @@ def _merge(insert: mlir.Operation, source: mlir.Operation,
                            regions=1)
     block = mlir.Block.create_at_start(fusion.regions[0], [v.type for v in inputs],
                                        [insert.location] * len(inputs))
-    outer = dict(zip(inputs, block.arguments, strict=True))
+    mapping = dict(zip(inputs, block.arguments, strict=True))
     with mlir.InsertionPoint(block), insert.location:
         if eir.opdef(source) is ops.FUSION:  # its members, reading the new block's values
             inner = source.regions[0].blocks[0]
-            mapping = {a: outer[v] for a, v in zip(inner.arguments, source.operands,
-                                                    strict=True)}
+            mapping.update(zip(inner.arguments, [mapping[v] for v in source.operands],
+                               strict=True))
             *members, end = list(inner.operations)
-            for op in members:
-                new = op.operation.clone()
-                for i, v in enumerate(op.operands):
-                    new.operands[i] = mapping.get(v, v)
-                for old, fresh in zip(op.results, new.results, strict=True):
-                    mapping[old] = fresh
-            value = mapping[end.operands[0]]
+            clone_mapped(members, mapping)
+            mapping[update] = mapping[end.operands[0]]
         else:
-            new = source.clone()
-            for i, v in enumerate(source.operands):
-                new.operands[i] = outer[v]
-            value = new.results[0]
-        stored = insert.clone()
-        stored.operands[0], stored.operands[1] = outer[dest], value
-        for i, s in enumerate(starts):
-            stored.operands[2 + i] = outer[s]
-        eir.build(ops.YIELD, [stored.results[0]], {}, ())
+            clone_mapped([source], mapping)
+        clone_mapped([insert], mapping)
+        eir.build(ops.YIELD, [mapping[insert.results[0]]], {}, ())
     at = order[insert]
     order[fusion.operation] = at
     written = fusion.results[0]
