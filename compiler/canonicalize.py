@@ -1,4 +1,5 @@
-"""`ember-canonicalize`: dead-code removal, constant folding, algebraic identities and CSE.
+"""`ember-canonicalize`: dead-code removal (dead loop carries too), constant folding, algebraic
+identities and CSE.
 
 Upstream `canonicalize` cannot touch `ember.*` ops (it does not know they are pure), so Ember
 drives its own patterns through MLIR's greedy rewriter. Which pattern applies to which op is
@@ -251,6 +252,96 @@ def eliminate_common_subexpressions(block: mlir.Block, seen: dict | None = None)
             op.erase()
 
 
+def _in_block(op: mlir.Operation, block: mlir.Block) -> mlir.Operation:
+    """`op`, or the op of `block` whose regions hold it."""
+    while op.block != block:
+        op = op.parent.operation
+    return op
+
+
+def _carry_feeds_only_itself(arg: mlir.BlockArgument, block: mlir.Block, k: int) -> bool:
+    """Whether the values `block` computes from `arg` (an op reading it inside a nested
+    region counts as reading it) reach nothing but its terminator's operand `k`, through
+    pure ops."""
+    end, work, seen = list(block.operations)[-1].operation, [arg], set()
+    while work:
+        for use in work.pop().uses:
+            user = _in_block(use.owner.operation, block)
+            if user == end:
+                if use.operand_number != k:
+                    return False
+                continue
+            row = eir.opdef(user)
+            if row is None or not row.has(Trait.PURE) or _has_side_effects(user):
+                return False
+            for r in user.results:
+                if r not in seen:
+                    seen.add(r)
+                    work.append(r)
+    return True
+
+
+def _dead_carries(loop: mlir.Operation) -> list[int]:
+    """The carries of an ember.for or ember.while whose results nobody reads and whose
+    values feed only their own next value (a scan's stacked outputs the caller drops)."""
+    counted = eir.opdef(loop) is ops.FOR
+    body_block = loop.regions[-1].blocks[0]
+    args = list(body_block.arguments)[1 if counted else 0:]
+    conds = [] if counted else list(loop.regions[0].blocks[0].arguments)
+    return [k for k, result in enumerate(loop.results)
+            if not any(True for _ in result.uses)
+            and not (conds and any(True for _ in conds[k].uses))
+            and _carry_feeds_only_itself(args[k], body_block, k)]
+
+
+def drop_dead_carries(block: mlir.Block) -> int:
+    """Remove the dead carries (`_dead_carries`) of the loops in `block` and in nested
+    regions, inner loops first, with the ops that computed them; returns how many. XLA
+    drops them too: JAX's `h, _ = lax.scan(cell, h0, xs)` stacks no outputs."""
+    dropped = 0
+    for op in list(block.operations):
+        op = op.operation
+        for region in op.regions:
+            for inner in region.blocks:
+                dropped += drop_dead_carries(inner)
+        if eir.opdef(op) not in (ops.FOR, ops.WHILE):
+            continue
+        dead = _dead_carries(op)
+        if dead and len(dead) < len(op.results):  # a loop with none left is erase_dead's
+            _drop_carries(op, dead)
+            dropped += len(dead)
+    return dropped
+
+
+def _drop_carries(loop: mlir.Operation, dead: list[int]) -> None:
+    row, _, params = eir.read(loop)
+    first = 2 if row is ops.FOR else 0  # ember.for's bounds come first
+    keep = [k for k in range(len(loop.results)) if k not in dead]
+    operands = list(loop.operands)
+    results = tuple(params["results"][k] for k in keep)
+    with mlir.InsertionPoint(loop), loop.location:
+        new = eir.build(row, operands[:first] + [operands[first + k] for k in keep],
+                        dict(params, results=results), results, regions=len(loop.regions))
+    for k, result in zip(keep, new.results, strict=True):
+        loop.results[k].replace_all_uses_with(result)
+    body_block = loop.regions[-1].blocks[0]
+    *members, end = [o.operation for o in body_block.operations]
+    with mlir.InsertionPoint(end), end.location:
+        eir.build(ops.YIELD, [end.operands[k] for k in keep], {}, ())
+    end.erase()
+    for member in reversed(members):  # what computed the dead carries: read by nothing now
+        if not has_uses(member) and eir.opdef(member).has(Trait.PURE) \
+                and not _has_side_effects(member):
+            member.erase()
+    skip = 1 if row is ops.FOR else 0  # ember.for's body takes i first
+    for region in loop.regions:  # ember.while's cond, then the body
+        for k in reversed(dead):
+            region.blocks[0].erase_argument(k + (skip if region.blocks[0] == body_block else 0))
+    for old, region in zip(loop.regions, new.regions, strict=True):
+        old.blocks[0].append_to(region)
+    loop.erase()
+
+
 def inline_calls(block: mlir.Block) -> None:
     """Every ember.call replaced by its body (innermost first): its rules matter only to the
     transformations, which have run by now, and the passes after see one straight line."""
@@ -276,7 +367,7 @@ def inline_calls(block: mlir.Block) -> None:
 class Canonicalize:
     name = "ember-canonicalize"
     description = ("Inline ember.call; fold constants and identities (x*1, x+0, transpose of "
-                   "transpose), CSE, DCE")
+                   "transpose), CSE, DCE (dead loop carries too)")
 
     def run(self, module: mlir.Operation) -> None:
         with module.context:
@@ -284,6 +375,8 @@ class Canonicalize:
                 inline_calls(body(func))
             frozen = patterns()
             for _ in range(2):  # CSE can expose folds, folds can expose duplicates
+                for func in functions(module):
+                    drop_dead_carries(body(func))
                 rewrite.apply_patterns_and_fold_greedily(module, frozen)
                 for func in functions(module):
                     eliminate_common_subexpressions(body(func))

@@ -1,13 +1,16 @@
 """ember.lax control flow against plain Python, under jit and eagerly."""
 
+import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ember
 import ember.numpy as jnp
 from ember import lax
+from ember.compiler.loops import UNROLL
 from helpers import assert_close, check_cases_under_jit
 
 
@@ -204,6 +207,36 @@ def test_scan_with_pytrees_and_closures():
     assert_close(ys["h"], np.stack(ref_hs), rtol=1e-5)
     assert_close(ys["norm"], (np.stack(ref_hs) ** 2).sum(1), rtol=1e-5)
     assert rnn.lower(w, np.zeros(2, np.float32), xs).as_text("linalg").count("scf.for") == 1
+
+
+@pytest.mark.parametrize("kept", [(), ("h",), ("h", "norm")])
+@few_examples()
+@given(st.sampled_from([17, 24]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_scan_outputs_nobody_reads_are_not_stacked(kept, n, reverse, seed):
+    """`h, _ = lax.scan(...)`: the stacked outputs the caller drops are never written (no
+    insert a step), those it reads are, and both agree with JAX's scan. Over 16 steps or
+    more: unrolled, with and without a rest."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal((3, 3)).astype(np.float32)
+    xs = rng.standard_normal((n, 3)).astype(np.float32)
+
+    def run(np_, lax_, w, xs):
+        def cell(c, x):
+            h, t = c
+            h = np_.tanh(h @ w + x)
+            return (h, t + h), {"h": h, "norm": np_.sum(h * h)}
+
+        (h, t), ys = lax_.scan(cell, (np_.zeros(3), np_.zeros(3)), xs, reverse=reverse)
+        return t, {k: ys[k] for k in kept}
+
+    f = ember.jit(lambda w, xs: run(jnp, lax, w, xs))
+    got, want = f(w, xs), jax.jit(lambda w, xs: run(jax.numpy, jax.lax, w, xs))(w, xs)
+    assert_close(got[0], np.asarray(want[0]), rtol=1e-5, atol=1e-5)
+    for k in kept:
+        assert_close(got[1][k], np.asarray(want[1][k]), rtol=1e-5, atol=1e-5)
+    text = f.lower(w, xs).as_text("ember")
+    inserts = UNROLL + (n % UNROLL > 0)  # a step's insert in the unrolled body and the rest
+    assert text.count("ember.dynamic_update_slice") == len(kept) * inserts
 
 
 def test_scan_errors():

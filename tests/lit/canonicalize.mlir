@@ -121,3 +121,66 @@ func.func @calls_inline(%x: tensor<4xf32>) -> tensor<4xf32> {
   %5 = "ember.sin"(%0) : (tensor<4xf32>) -> tensor<4xf32>
   return %5 : tensor<4xf32>
 }
+
+// A scan whose stacked outputs nobody reads: the carry that collects them, the insert that
+// writes them and the zeros they start from go; the carry the caller reads stays.
+// CHECK-LABEL: func.func @dead_stacked_outputs
+// CHECK-SAME: (%[[H:.*]]: tensor<4xf32>, %[[XS:.*]]: tensor<8x4xf32>
+// CHECK-NOT: dense<0.000000e+00> : tensor<8x4xf32>
+// CHECK: %[[L:.*]] = "ember.for"(%{{.*}}, %{{.*}}, %[[H]]) ({
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<i32>, %{{.*}}: tensor<4xf32>):
+// CHECK-NOT: ember.dynamic_update_slice
+// CHECK: "ember.yield"(%{{.*}}) : (tensor<4xf32>) -> ()
+// CHECK-NEXT: }) : (tensor<i32>, tensor<i32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: return %[[L]]
+func.func @dead_stacked_outputs(%h: tensor<4xf32>, %xs: tensor<8x4xf32>, %lo: tensor<i32>,
+                                %hi: tensor<i32>) -> tensor<4xf32> {
+  %zeros = "ember.constant"() {value = dense<0.0> : tensor<8x4xf32>} : () -> tensor<8x4xf32>
+  %0:2 = "ember.for"(%lo, %hi, %h, %zeros) ({
+  ^bb0(%i: tensor<i32>, %c: tensor<4xf32>, %ys: tensor<8x4xf32>):
+    %z = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %x = "ember.dynamic_slice"(%xs, %i, %z) {sizes = array<i64: 1, 4>} : (tensor<8x4xf32>, tensor<i32>, tensor<i32>) -> tensor<1x4xf32>
+    %xr = "ember.reshape"(%x) : (tensor<1x4xf32>) -> tensor<4xf32>
+    %n = "ember.add"(%c, %xr) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %nr = "ember.reshape"(%n) : (tensor<4xf32>) -> tensor<1x4xf32>
+    %y = "ember.dynamic_update_slice"(%ys, %nr, %i, %z) {strides = array<i64: 1, 1>} : (tensor<8x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<8x4xf32>
+    "ember.yield"(%n, %y) : (tensor<4xf32>, tensor<8x4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<4xf32>, tensor<8x4xf32>) -> (tensor<4xf32>, tensor<8x4xf32>)
+  return %0#0 : tensor<4xf32>
+}
+
+// Must not fire: a carry whose result is read (%0#1), one whose value feeds another carry
+// (%s feeds %t's next value), and one a debug print reads. A while loop drops its dead
+// carry from the condition's arguments too.
+// CHECK-LABEL: func.func @live_carries
+// CHECK: "ember.for"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK: "ember.debug_print"
+// CHECK: "ember.yield"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+// CHECK: "ember.while"(%{{.*}}) ({
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<i32>):
+// CHECK: }, {
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<i32>):
+// CHECK: }) : (tensor<i32>) -> tensor<i32>
+func.func @live_carries(%a: tensor<4xf32>, %lo: tensor<i32>, %hi: tensor<i32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<i32>) {
+  %0:4 = "ember.for"(%lo, %hi, %a, %a, %a, %a) ({
+  ^bb0(%i: tensor<i32>, %r: tensor<4xf32>, %s: tensor<4xf32>, %t: tensor<4xf32>, %p: tensor<4xf32>):
+    %r2 = "ember.exp"(%r) : (tensor<4xf32>) -> tensor<4xf32>
+    %s2 = "ember.sin"(%s) : (tensor<4xf32>) -> tensor<4xf32>
+    %t2 = "ember.add"(%t, %s) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    "ember.debug_print"(%p) {key = "k"} : (tensor<4xf32>) -> ()
+    "ember.yield"(%r2, %s2, %t2, %p) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  }) : (tensor<i32>, tensor<i32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %1:2 = "ember.while"(%lo, %a) ({
+  ^bb0(%i: tensor<i32>, %d: tensor<4xf32>):
+    %c = "ember.compare"(%i, %hi) {direction = "LT"} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    "ember.yield"(%c) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%i: tensor<i32>, %d: tensor<4xf32>):
+    %one = "ember.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %next = "ember.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    %d2 = "ember.exp"(%d) : (tensor<4xf32>) -> tensor<4xf32>
+    "ember.yield"(%next, %d2) : (tensor<i32>, tensor<4xf32>) -> ()
+  }) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
+  return %0#0, %0#2, %1#0 : tensor<4xf32>, tensor<4xf32>, tensor<i32>
+}
