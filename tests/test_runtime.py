@@ -122,6 +122,17 @@ def test_loops_run_where_their_innermost_trips_are_cheapest():
     assert not ember.jit(nested).lower(big).placement.parallel
     assert not ember.jit(one_loop).lower(big[:16]).placement.parallel
 
+    # A product counts its multiply-adds (over loops.MULTIPLY_ADDS_PER_ELEMENT), not its
+    # result's elements: a scan's 32 x 256 @ 256 x 256 a step (2^21) runs on the workers,
+    # 16 x 256 @ 256 x 256 (2^20) inline, though both results are under 2^15 elements.
+    def rnn(h, xs, w):
+        return ember.lax.scan(lambda h, x: (jnp.tanh(h @ w + x), None), h, xs)[0]
+
+    for rows, parallel in ((32, True), (16, False)):
+        h, xs = np.ones((rows, 256), np.float32), np.ones((4, rows, 256), np.float32)
+        lowered = ember.jit(rnn).lower(h, xs, np.ones((256, 256), np.float32))
+        assert lowered.placement.parallel == parallel, rows
+
 
 def test_threads_calling_same_and_different_functions():
     add = ember.jit(lambda a, b: a + b)
