@@ -184,6 +184,30 @@ def fold_transpose_of_unit_dims(op, rewriter) -> bool:
     return True
 
 
+def fold_transpose_of_dot(op, rewriter) -> bool:
+    """A transpose that swaps a product's free dims (batch dims first, kept) is the product
+    of the operands in the other order: grad makes them (the weight's cotangent of
+    `x @ w` is `(g^T x)^T`), and the product writes the layout the transpose would copy to."""
+    dot = producer(op.operands[0])
+    if dot is None or eir.opdef(dot) is not ops.DOT_GENERAL or len(list(dot.results[0].uses)) > 1:
+        return False
+    _, (lhs, rhs), params = eir.read(dot)
+    batch = len(params["lhs_batch"])
+    lfree = lhs.ndim - batch - len(params["lhs_contracting"])
+    rfree = rhs.ndim - batch - len(params["rhs_contracting"])
+    swapped = (*range(batch), *range(batch + lfree, batch + lfree + rfree),
+               *range(batch, batch + lfree))
+    if tuple(eir.read(op)[2]["permutation"]) != swapped:
+        return False
+    flipped = {f"{a}_{k}": params[f"{b}_{k}"] for a, b in (("lhs", "rhs"), ("rhs", "lhs"))
+               for k in ("contracting", "batch")}
+    with rewriter.ip, op.location:
+        new = eir.build(ops.DOT_GENERAL, [dot.operands[1], dot.operands[0]], flipped,
+                        eir.aval_of(op.results[0]))
+    rewriter.replace_op(op, [new.result])
+    return True
+
+
 def fold_reshape_of_reshape(op, rewriter) -> bool:
     inner = producer(op.operands[0])
     if inner is None or eir.opdef(inner) is not ops.RESHAPE:
@@ -200,7 +224,7 @@ _SPECIFIC: dict[OpDef, tuple[Pattern, ...]] = {
     ops.MUL: (_make_identity(1),),
     ops.DIV: (_make_identity(1),),
     ops.TRANSPOSE: (fold_noop_data_movement, fold_transpose_of_transpose,
-                    fold_transpose_of_unit_dims),
+                    fold_transpose_of_unit_dims, fold_transpose_of_dot),
     ops.RESHAPE: (fold_noop_data_movement, fold_reshape_of_reshape),
     ops.BROADCAST_IN_DIM: (fold_noop_data_movement,),
     ops.CONVERT: (fold_noop_data_movement,),

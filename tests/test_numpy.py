@@ -234,6 +234,20 @@ def test_a_scans_weights_are_packed_once_before_its_loop():
     assert_close(ember.jit(rnn)(h0, xs, w), want.astype(np.float32), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("spec", ["ij,jk->ki", "ji,jk->ki", "bij,bjk->bki", "bij,bkj->bki"])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_transposed_products_are_products_of_swapped_operands(spec, seed):
+    """A product whose result is transposed (grad's weight cotangents, einsum's output
+    order) computes the swapped product, with no transpose left, and NumPy's values."""
+    rng = np.random.default_rng(seed)
+    shape = dict(zip("bijk", (3, 5, 4, 6), strict=True))
+    a, b = (rng.standard_normal([shape[c] for c in s]).astype(np.float32)
+            for s in spec.split("->")[0].split(","))
+    f = ember.jit(lambda a, b: enp.einsum(spec, a, b))
+    assert_close(f(a, b), np.einsum(spec, a, b), rtol=1e-5, atol=1e-5)
+    assert "ember.transpose" not in f.lower(a, b).as_text("ember")
+
+
 def test_matmul_operator_and_int():
     a = np.arange(6, dtype=np.int32).reshape(2, 3)
     assert_close(ember.jit(lambda x, y: x @ y)(a, a.T), a @ a.T)

@@ -184,3 +184,30 @@ func.func @live_carries(%a: tensor<4xf32>, %lo: tensor<i32>, %hi: tensor<i32>)
   }) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
   return %0#0, %0#2, %1#0 : tensor<4xf32>, tensor<4xf32>, tensor<i32>
 }
+
+// A transpose of a product's free dims is the product of the swapped operands: grad's
+// weight cotangent (g^T x)^T becomes x^T g. Batch dims stay first.
+// CHECK-LABEL: func.func @transposed_products
+// CHECK-SAME: (%[[G:.*]]: tensor<32x128xf32>, %[[X:.*]]: tensor<32x64xf32>, %[[A:.*]]: tensor<5x3x4xf32>, %[[B:.*]]: tensor<5x4x6xf32>)
+// CHECK-NOT: ember.transpose
+// CHECK: "ember.dot_general"(%[[X]], %[[G]]) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<32x64xf32>, tensor<32x128xf32>) -> tensor<64x128xf32>
+// CHECK: "ember.dot_general"(%[[B]], %[[A]]) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 2>} : (tensor<5x4x6xf32>, tensor<5x3x4xf32>) -> tensor<5x6x3xf32>
+func.func @transposed_products(%g: tensor<32x128xf32>, %x: tensor<32x64xf32>, %a: tensor<5x3x4xf32>, %b: tensor<5x4x6xf32>) -> (tensor<64x128xf32>, tensor<5x6x3xf32>) {
+  %0 = "ember.dot_general"(%g, %x) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<32x128xf32>, tensor<32x64xf32>) -> tensor<128x64xf32>
+  %1 = "ember.transpose"(%0) {permutation = array<i64: 1, 0>} : (tensor<128x64xf32>) -> tensor<64x128xf32>
+  %2 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<5x3x4xf32>, tensor<5x4x6xf32>) -> tensor<5x3x6xf32>
+  %3 = "ember.transpose"(%2) {permutation = array<i64: 0, 2, 1>} : (tensor<5x3x6xf32>) -> tensor<5x6x3xf32>
+  return %1, %3 : tensor<64x128xf32>, tensor<5x6x3xf32>
+}
+
+// Must not fire: the product is read untransposed too (two products would be computed),
+// and a transpose that moves the batch dim is not a swap of the operands.
+// CHECK-LABEL: func.func @kept_transposes
+// CHECK-COUNT-2: "ember.transpose"
+func.func @kept_transposes(%g: tensor<32x128xf32>, %x: tensor<32x64xf32>, %a: tensor<5x3x4xf32>, %b: tensor<5x4x6xf32>) -> (tensor<64x128xf32>, tensor<128x64xf32>, tensor<3x5x6xf32>) {
+  %0 = "ember.dot_general"(%g, %x) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>} : (tensor<32x128xf32>, tensor<32x64xf32>) -> tensor<128x64xf32>
+  %1 = "ember.transpose"(%0) {permutation = array<i64: 1, 0>} : (tensor<128x64xf32>) -> tensor<64x128xf32>
+  %2 = "ember.dot_general"(%a, %b) {lhs_batch = array<i64: 0>, lhs_contracting = array<i64: 2>, rhs_batch = array<i64: 0>, rhs_contracting = array<i64: 1>} : (tensor<5x3x4xf32>, tensor<5x4x6xf32>) -> tensor<5x3x6xf32>
+  %3 = "ember.transpose"(%2) {permutation = array<i64: 1, 0, 2>} : (tensor<5x3x6xf32>) -> tensor<3x5x6xf32>
+  return %1, %0, %3 : tensor<64x128xf32>, tensor<128x64xf32>, tensor<3x5x6xf32>
+}
