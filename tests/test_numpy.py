@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -12,9 +13,9 @@ import ember
 import ember.numpy as enp
 from ember.compiler import iree_driver
 from ember.dialect import VerifyError
-from helpers import assert_close
+from helpers import assert_close, setting
 
-F32, I32 = np.dtype(np.float32), np.dtype(np.int32)
+F32, F64, I32 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32)
 # Shape pairs that broadcast, including size 0 and rank 0.
 PAIRS = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 4)), ((), (2, 2)), ((0, 3), (3,)),
          ((4, 0), (1, 0))]
@@ -157,6 +158,38 @@ def test_large_reductions_split_in_two_steps(dtype, seed):
                 y.max(), wide.mean())
     for got, want in zip(reduce(x, y), expected, strict=True):
         assert_close(got, np.asarray(want).astype(np.asarray(got).dtype), rtol=1e-6)
+
+
+# Whole sums of an argument that ember-lower-to-linalg-avx512 streams through its own
+# prefetching dispatch (chunks of whole 2 KiB steps), and one it does not (1000 x 1000).
+STREAMED = [((1 << 18,), F32), ((3 << 18,), F32), ((512, 1024), F32), ((3 << 18,), F64),
+            ((1000, 1000), F32)]
+
+
+@pytest.mark.parametrize("shape,dtype", STREAMED, ids=str)
+@given(seed=st.integers(0, 2**32 - 1), special=st.sampled_from([None, np.inf, -np.inf, np.nan]),
+       at=st.integers(0, (1 << 18) - 1))
+@few_examples()
+def test_streamed_sums_match_numpy(shape, dtype, seed, special, at):
+    """Every element reaches the sum once, wherever the chunks and their prefetches end: the
+    float64 sum of NumPy within float rounding, a planted inf or nan wins (the kernel runs
+    where the CPU has AVX-512: the check that it did is skipped elsewhere, not the values)."""
+    from ember.compiler import pipeline
+
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    if special is not None:
+        x.reshape(-1)[-1 - at] = special
+    with setting("ember_enable_x64", dtype == F64):
+        f = ember.jit(enp.sum)
+        got = np.asarray(f(x))
+        if "avx512" in pipeline.linalg_passes("cpu")[0]:
+            assert ("ember_sum" in f.lower(x).as_text("linalg")) == (shape != (1000, 1000))
+    want = x.astype(np.float64).sum()
+    if not np.isfinite(want):
+        assert_close(got, np.asarray(want, dtype))
+    else:
+        tolerance = np.finfo(dtype).eps * np.abs(x).astype(np.float64).sum() * 4
+        assert abs(float(got) - want) <= tolerance, (float(got), want)
 
 
 def test_reductions_propagate_nan():
