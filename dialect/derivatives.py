@@ -646,9 +646,10 @@ def _while(b, cts, xs, ys, p):
 
 
 def _for_forward(b, xs, p):
-    """The loop, also saving each step's carries (before the step) in stacks: the
-    backward pass reads them in reverse. Carries only written at a slice (a scan's stacked
-    outputs) are not saved. Only loops with static bounds are differentiable in reverse."""
+    """The loop, also saving each step's carries (before the step) in stacks, and the last
+    step's after it at row n: the backward pass reads them in reverse. Carries only written
+    at a slice (a scan's stacked outputs) are not saved. Only loops with static bounds are
+    differentiable in reverse."""
     (lower, upper, *carries), free = _split_free(xs, p)
     body = p["bodies"][0]
     if p["bounds"] is None:
@@ -659,26 +660,40 @@ def _for_forward(b, xs, p):
     if n == 0 or not saved:
         return b.loop(lower, upper, lambda i, *c: body(i, *c, *free), carries), []
     m = len(carries)
-    stacks = [_zeros(b, b.like((n, *b.aval(carries[j]).shape), b.aval(carries[j]).dtype))
+    stacks = [_zeros(b, b.like((n + 1, *b.aval(carries[j]).shape), b.aval(carries[j]).dtype))
               for j in saved]
 
     def step(i, *state):
         cs, st = state[:m], state[m:]
         at = _sub(b, i, b.index(lo, b.aval(i).dtype))
-        st = [_e(b, ops.DYNAMIC_UPDATE_SLICE, s, _e(b, ops.RESHAPE, cs[j],
-                                                    shape=(1, *b.aval(cs[j]).shape)),
-                 at, *[b.index(0)] * b.aval(cs[j]).ndim, strides=(1,) * b.aval(s).ndim)
-              for s, j in zip(st, saved, strict=True)]
+        st = [_put_row(b, s, cs[j], at) for s, j in zip(st, saved, strict=True)]
         return [*body(i, *cs, *free), *st]
 
     out = b.loop(lower, upper, step, [*carries, *stacks])
-    return out[:m], dict(zip(saved, out[m:], strict=True))
+    stacks = [_put_row(b, s, out[j], b.index(n)) for s, j in zip(out[m:], saved, strict=True)]
+    return out[:m], dict(zip(saved, stacks, strict=True))
+
+
+def _put_row(b, stack, value, at):
+    """`stack` with `value` as its row `at`."""
+    shape = b.aval(value).shape
+    return _e(b, ops.DYNAMIC_UPDATE_SLICE, stack, _e(b, ops.RESHAPE, value, shape=(1, *shape)),
+              at, *[b.index(0)] * len(shape), strides=(1,) * (len(shape) + 1))
+
+
+def _row(b, stack, at, like):
+    """Row `at` of `stack`, shaped as `like`."""
+    shape = b.aval(like).shape
+    return _e(b, ops.RESHAPE, _e(b, ops.DYNAMIC_SLICE, stack, at, *[b.index(0)] * len(shape),
+                                 sizes=(1, *shape)), shape=shape)
 
 
 def _for(b, cts, xs, ys, p):
     """A loop backward over the steps in reverse: each step is the vjp of the forward step
-    on the carries saved for it; the free values' cotangents add up in carries (a slice a
-    step, as a scan reads its xs, in place)."""
+    on the carries saved for it, reading the saved carries after it where the step's rules
+    want its results (a tanh's derivative its output), as JAX saves residuals, instead of
+    computing them again (an RNN cell's products); the free values' cotangents add up in
+    carries (a slice a step, as a scan reads its xs, in place)."""
     if p["bounds"] is None:
         raise ValueError(_DYNAMIC_LOOP)
     (lower, upper, *carries), free = _split_free(xs, p)
@@ -696,15 +711,14 @@ def _for(b, cts, xs, ys, p):
         ct_carries, acc = state[:len(diff)], state[len(diff):]
         i = _sub(b, b.index(hi - 1, i_dtype), j)
         at = _sub(b, i, b.index(lo, i_dtype))
-        cs = [ys[k] if k not in stacks else _e(
-            b, ops.RESHAPE, _e(b, ops.DYNAMIC_SLICE, stacks[k], at,
-                               *[b.index(0)] * b.aval(ys[k]).ndim,
-                               sizes=(1, *b.aval(ys[k]).shape)), shape=b.aval(ys[k]).shape)
-              for k in range(m)]
+        cs = [ys[k] if k not in stacks else _row(b, stacks[k], at, ys[k]) for k in range(m)]
+        after = _add(b, at, b.index(1, i_dtype))
+        outs = [None if k not in stacks else _row(b, stacks[k], after, ys[k])
+                for k in range(m)]
         out_cts = [None] * m
         for k, ct in zip(diff, ct_carries, strict=True):
             out_cts[k] = ct
-        gs = b.vjp(lambda *a: body(i, *a), [*cs, *free], out_cts)
+        gs = b.vjp(lambda *a: body(i, *a), [*cs, *free], out_cts, outs)
         return [*[b.dense(gs[k], cs[k]) for k in diff],
                 *[b.add_into(a, gs[m + f]) for a, f in zip(acc, diff_free, strict=True)]]
 

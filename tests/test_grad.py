@@ -413,6 +413,38 @@ def test_rnn_through_scan_matches_jax(seed, dims):
     assert_close(ours[1], theirs[1], rtol=1e-4, atol=1e-5)
 
 
+@few_examples()
+@given(st.integers(0, 2**32 - 1), st.sampled_from([3, 20]))
+def test_loops_backward_read_the_saved_carries_instead_of_computing_them(seed, steps):
+    """The backward pass of a loop reads the carries saved after each step where the step's
+    rules want its results (tanh's output), so the forward products are not computed again:
+    two products forward, four backward (two each), not six. Carries passed through
+    unchanged, set to a constant, counted in integers or updated from another carry keep
+    JAX's gradients."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=(4, 4)).astype(np.float32) / 2
+    u = rng.normal(size=(3, 4)).astype(np.float32)
+    xs = rng.normal(size=(steps, 2, 3)).astype(np.float32)
+
+    def loss(np_, lax_, w, u, xs):
+        def step(i, c):
+            h, kept, zero, n, t = c
+            h = np_.tanh(h @ w + xs[i] @ u)
+            return h, kept, np_.zeros_like(zero), n + 1, t * 0.5 + h * kept
+        h0 = np_.ones((2, 4)) * 0.1
+        h, kept, zero, n, t = lax_.fori_loop(0, steps, step,
+                                             (h0, h0 * 2, h0, np_.int32(0), h0))
+        return np_.sum(h ** 2) + np_.sum(t * zero) + np_.sum(t) * n + np_.sum(kept)
+
+    f = ember.jit(ember.grad(lambda *a: loss(jnp, ember.lax, *a), argnums=(0, 1, 2)))
+    ours = f(w, u, xs)
+    theirs = jax.grad(lambda *a: loss(J, jax.lax, *a), argnums=(0, 1, 2))(w, u, xs)
+    for a, b in zip(ours, theirs, strict=True):
+        assert_close(a, np.asarray(b), rtol=1e-4, atol=1e-5)
+    backward = f.lower(w, u, xs).as_text("ember").split('"ember.for"')[-1]
+    assert backward.count("ember.dot_general") == 4, backward
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_scalar_loop_carries_through_every_function_match_jax(dtype):
     """A scalar carried through a loop runs as host code in IREE's VM, which has no

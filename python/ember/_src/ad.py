@@ -79,10 +79,18 @@ class _Builder:
     custom = staticmethod(custom.rule)
 
     @staticmethod
-    def vjp(fun: Callable, primals: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+    def vjp(fun: Callable, primals: Sequence[Any], cts: Sequence[Any],
+            outputs: Sequence[Any] = ()) -> list[Any]:
         """The cotangents of `primals` (None where none reached) for `cts` of the outputs
-        of `fun(*primals)` (a list; None: zero)."""
-        return _Tape(fun, tuple(primals), _name(fun)).backward(list(cts))
+        of `fun(*primals)` (a list; None: zero). `outputs`: values already known to equal
+        the outputs (None: not known), read in their place by the backward pass, so that
+        the ops computing the outputs again are left unread (and removed)."""
+        tape = _Tape(fun, tuple(primals), _name(fun))
+        grads = tape.backward(list(cts))
+        for traced, known in zip(tape.outputs, outputs, strict=False):
+            if known is not None:
+                _read_instead(traced, known, tape.inputs)
+        return grads
 
     @staticmethod
     def branches(row: Any, selector: Any, funs: Sequence[Callable]) -> list[Any]:
@@ -112,6 +120,18 @@ class _Builder:
                              results=tuple(avals)))
         finally:
             regions.discard()
+
+
+def _read_instead(traced: Any, known: Any, inputs: Sequence[Tracer]) -> None:
+    """Every use of `traced`, an output the tape computed again in the current trace, reads
+    `known` instead. Not for an output the tape passed through (an input, a value from
+    outside) or a constant: those values have other readers."""
+    value = traced.value
+    op = getattr(value.owner, "operation", None)  # None: a block's argument
+    if (op is None or op.block != current_trace().block or op.name == ops.CONSTANT.name
+            or any(value == t.value for t in inputs)):
+        return
+    value.replace_all_uses_with(current_trace().lift(known).value)
 
 
 def _add(acc: Any, g: Any) -> Any:
