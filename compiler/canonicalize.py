@@ -318,23 +318,20 @@ def _dead_carries(loop: mlir.Operation) -> list[int]:
             and _carry_feeds_only_itself(args[k], body_block, k)]
 
 
-def drop_dead_carries(block: mlir.Block) -> int:
+def drop_dead_carries(block: mlir.Block) -> None:
     """Remove the dead carries (`_dead_carries`) of the loops in `block` and in nested
-    regions, inner loops first, with the ops that computed them; returns how many. XLA
-    drops them too: JAX's `h, _ = lax.scan(cell, h0, xs)` stacks no outputs."""
-    dropped = 0
+    regions, inner loops first, with the ops that computed them. XLA drops them too: JAX's
+    `h, _ = lax.scan(cell, h0, xs)` stacks no outputs."""
     for op in list(block.operations):
         op = op.operation
         for region in op.regions:
             for inner in region.blocks:
-                dropped += drop_dead_carries(inner)
+                drop_dead_carries(inner)
         if eir.opdef(op) not in (ops.FOR, ops.WHILE):
             continue
         dead = _dead_carries(op)
         if dead and len(dead) < len(op.results):  # a loop with none left is erase_dead's
             _drop_carries(op, dead)
-            dropped += len(dead)
-    return dropped
 
 
 def _drop_carries(loop: mlir.Operation, dead: list[int]) -> None:

@@ -187,10 +187,11 @@ def _streamed_sum(em, op, arg: str, x: ShapedArray, pieces: ShapedArray, split) 
     into it), on CPUs whose lowering asks for wide accumulators: a dispatch of our own
     (hal.executable.source) that reduces each chunk 2 KiB a step, as _wide_accumulators'
     compilation_info does, and prefetches PREFETCH_BYTES ahead, which no IREE option does.
-    16M float32, its own data cold, against JAX in run.py's rounds (the current first step,
-    this one and JAX in turn, medians of 21 rounds, five runs): 1.00-1.08x JAX -> 0.95-0.98x
-    (4 KiB ahead: 0.948, 0.950; 8 KiB: 0.967-0.968; 16 KiB: 0.968, 0.976); 4M and 1M within
-    noise to 5% faster. None where it does not apply."""
+    16M float32 against JAX in run.py's rounds (medians of 21), the current first step,
+    this one and JAX in turn: 1.00-1.08x JAX -> 0.95-0.98x in seven runs (4 KiB ahead:
+    0.948, 0.950; 8 KiB: 0.967-0.968; 16 KiB: 0.968, 0.976); each with JAX alone, three
+    runs: 1.06-1.09x -> 0.91-1.03x. 4M and 1M within noise to 5% faster. None where it does
+    not apply."""
     size = x.dtype.itemsize
     if (not em.reduction_bytes or op is None or eir.opdef(op) is not ops.REDUCE_SUM
             or producer(op.operands[0]) is not None or kind(x.dtype) != "f" or size not in (4, 8)
