@@ -159,6 +159,18 @@ def trip_work(module: mlir.Operation) -> int | None:
 MULTIPLY_ADDS_PER_ELEMENT = 64
 
 
+def product_work(module: mlir.Operation) -> int:
+    """The most multiply-adds a product of the module does, over MULTIPLY_ADDS_PER_ELEMENT
+    (0 without products): what a call's product weighs for the worker threads."""
+    work = 0
+    for func in functions(module):
+        for op in _own_ops([func.regions[0]]):
+            row = eir.opdef(op)
+            if row is not None and row.has(Trait.CONTRACTION):
+                work = max(work, _multiply_adds(op) // MULTIPLY_ADDS_PER_ELEMENT)
+    return work
+
+
 def _multiply_adds(op: mlir.Operation) -> int:
     """A contraction's multiply-adds: its result's elements times its contracted dims'."""
     _, (lhs, _), params = eir.read(op)

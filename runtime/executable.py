@@ -19,19 +19,26 @@ from . import device as _device
 from . import host
 from .array import _ELEMENT, _HOST_VISIBLE, Array, wait
 
-# Below this many elements in its largest argument or result, a module runs on the calling
-# thread (local-sync, ~3 us per call); above, on the worker threads (local-task, ~45 us to
-# wake them here, repaid by parallel kernels: 1024^2 matmul 13 ms vs 27 ms). A module with
-# loops pays that wake-up on every trip, so its trips' work decides (200 one-row updates of
-# a (256, 1024) array: 91 us a trip on local-task, 7 us on local-sync).
+# Below CALL_PARALLEL_MIN_ELEMENTS elements in its largest argument or result (or a
+# product's multiply-adds over compiler/loops.MULTIPLY_ADDS_PER_ELEMENT), a module runs on
+# the calling thread (local-sync, ~3 us per call); above, on the worker threads (local-task,
+# ~15-45 us to wake them here, repaid by parallel kernels: 1024^2 matmul 13 ms vs 27 ms).
+# Calls waited on one by one, the calling thread against the workers: `x * 2 + 1` on 32K
+# elements 14.8 against 31.1 us, on 64K 15.2 against 31.5, tanh on 64K 26.2 against 32.4,
+# a sum of 64K 17.3 against 32.2, SELU on 64K 62.7 against 55.4, a 128^2 product 82 against
+# 84 (2^15 had been the bound). A module with loops pays the wake-up on every trip, so its
+# trips' work decides, from PARALLEL_MIN_ELEMENTS (200 one-row updates of a (256, 1024)
+# array: 91 us a trip on local-task, 7 us on local-sync).
 PARALLEL_MIN_ELEMENTS = 1 << 15
+CALL_PARALLEL_MIN_ELEMENTS = 1 << 16
 
 
 def runs_in_parallel(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
-                     trip_work: int | None = None) -> bool:
+                     trip_work: int | None = None, product_work: int = 0) -> bool:
     if trip_work is not None:
         return trip_work >= PARALLEL_MIN_ELEMENTS
-    return max((a.size for a in (*in_avals, *out_avals)), default=0) >= PARALLEL_MIN_ELEMENTS
+    largest = max((a.size for a in (*in_avals, *out_avals)), default=0)
+    return max(largest, product_work) >= CALL_PARALLEL_MIN_ELEMENTS
 
 
 def entry_name(module: rt.VmModule) -> str:

@@ -101,7 +101,14 @@ def test_small_calls_run_inline_and_large_ones_on_workers():
     assert not small.executable.parallel
     big = ember.jit(lambda x: x + 1).lower(BIG).compile()
     assert big.executable.parallel
-    assert executable.PARALLEL_MIN_ELEMENTS == 1 << 15
+    assert executable.CALL_PARALLEL_MIN_ELEMENTS == 1 << 16
+    # Around the bound: elements, or a product's multiply-adds over 64 (2^22 reach it).
+    placed = lambda f, *shapes: ember.jit(f).lower(  # noqa: E731
+        *(np.ones(s, np.float32) for s in shapes)).placement.parallel
+    assert not placed(lambda x: x * 2 + 1, (3 << 14,))
+    assert placed(lambda x: x * 2 + 1, (1 << 16,))
+    assert not placed(lambda a, b: a @ b, (64, 512), (512, 64))  # 2^21 multiply-adds
+    assert placed(lambda a, b: a @ b, (128, 256), (256, 128))  # 2^22, arrays of 2^15
 
 
 def test_loops_run_where_their_innermost_trips_are_cheapest():

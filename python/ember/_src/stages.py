@@ -83,7 +83,8 @@ class Traced:
         if parallel is None:
             try:
                 parallel = runs_in_parallel(self.module_in_avals, self.out_avals,
-                                            loops.trip_work(self.module.operation))
+                                            loops.trip_work(self.module.operation),
+                                            loops.product_work(self.module.operation))
             except SymbolicDimError:  # sizes known only at run time (ahead-of-time code)
                 parallel = True
         # a call of the host module (LAPACK) waits on its inputs' fence: coarse-fences ABI
