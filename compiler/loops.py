@@ -143,9 +143,7 @@ def trip_work(module: mlir.Operation) -> int | None:
                     continue
                 sizes = [eir.aval_of(v).size for v in _work_values(op, row)
                          if str(v.type).startswith("tensor<")]
-                if row.has(Trait.CONTRACTION):
-                    sizes.append(_multiply_adds(op) // MULTIPLY_ADDS_PER_ELEMENT)
-                work = max([work or 0, *sizes])
+                work = max([work or 0, *sizes, _product_work(op, row)])
     return work
 
 
@@ -162,20 +160,18 @@ MULTIPLY_ADDS_PER_ELEMENT = 64
 def product_work(module: mlir.Operation) -> int:
     """The most multiply-adds a product of the module does, over MULTIPLY_ADDS_PER_ELEMENT
     (0 without products): what a call's product weighs for the worker threads."""
-    work = 0
-    for func in functions(module):
-        for op in _own_ops([func.regions[0]]):
-            row = eir.opdef(op)
-            if row is not None and row.has(Trait.CONTRACTION):
-                work = max(work, _multiply_adds(op) // MULTIPLY_ADDS_PER_ELEMENT)
-    return work
+    return max((_product_work(op, eir.opdef(op)) for func in functions(module)
+                for op in _own_ops([func.regions[0]])), default=0)
 
 
-def _multiply_adds(op: mlir.Operation) -> int:
-    """A contraction's multiply-adds: its result's elements times its contracted dims'."""
+def _product_work(op: mlir.Operation, row) -> int:
+    """A contraction's multiply-adds (its result's elements times its contracted dims')
+    over MULTIPLY_ADDS_PER_ELEMENT; 0 for other ops."""
+    if row is None or not row.has(Trait.CONTRACTION):
+        return 0
     _, (lhs, _), params = eir.read(op)
     depth = ShapedArray(tuple(lhs.shape[d] for d in params["lhs_contracting"]), lhs.dtype)
-    return eir.aval_of(op.results[0]).size * depth.size
+    return eir.aval_of(op.results[0]).size * depth.size // MULTIPLY_ADDS_PER_ELEMENT
 
 
 # Loops whose trips the host runs (an elementwise loop is one kernel: an op like any other).

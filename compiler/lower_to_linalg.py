@@ -177,6 +177,9 @@ def lower_reduction(em, op, args, avals, params, result) -> str:
     return _reduce(em, op, partials, partial, (split.chunk_axis,), params, result)
 
 
+# The first step of a split reduction runs in about this many workgroups on CPUs with wide
+# accumulators (IREE's own choice: 32 over 1024 chunks), streamed or not.
+REDUCTION_WORKGROUPS = 32
 # How far ahead of its loads the streamed sum prefetches (into L2), in bytes: data that
 # comes from DRAM or a cold L3 arrives sooner (see _streamed_sum).
 PREFETCH_BYTES = 4096
@@ -201,7 +204,7 @@ def _streamed_sum(em, op, arg: str, x: ShapedArray, pieces: ShapedArray, split) 
     lanes = em.reduction_bytes // size
     if cols % lanes:
         return None
-    per = max(1, rows // 32)  # rows a workgroup, as _wide_accumulators distributes them
+    per = max(1, rows // REDUCTION_WORKGROUPS)  # chunks a workgroup
     name = f"ember_sum_{etype(x)}_{rows}x{cols}"
     em.declarations[_streamed_sum_executable(name, rows, cols, etype(x), size, lanes, per)] = None
     flat, out = ShapedArray((x.size,), x.dtype), em.fresh()
@@ -289,7 +292,8 @@ def _wide_accumulators(em, pieces: ShapedArray, split) -> str:
     if split.first != (n - 1,) or pieces.shape[-1] % lanes:
         return ""
     distribution = [1] * (n - 1) + [0]  # IREE's own: 32 workgroups over 1024 chunks
-    distribution[split.chunk_axis] = max(1, pieces.shape[split.chunk_axis] // 32)
+    distribution[split.chunk_axis] = max(1, pieces.shape[split.chunk_axis] //
+                                         REDUCTION_WORKGROUPS)
     config = (f"distribution = {distribution}, vector_common_parallel = {[1] * (n - 1) + [0]}, "
               f"vector_reduction = {[0] * (n - 1) + [lanes]}")
     return f", compilation_info = {compilation_info(config, 'DoubleTilingExpert')}"
