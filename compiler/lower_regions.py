@@ -13,6 +13,7 @@ from ember.dialect.types import Dim, ShapedArray, kind
 
 from .emitter import (
     Emitter,
+    accumulator,
     affine_map,
     etype,
     identity_map,
@@ -414,8 +415,11 @@ def _fused(em, block, members: list, outs: list[mlir.Value], args: list[str], av
         reads.append(None)
 
     reduced = {v for v, r in zip(outs, roots, strict=True) if eir.opdef(r).has(Trait.REDUCTION)}
+    # each output's generic result: a narrow float's sum in float32 (emitter.accumulator)
+    accs = [ShapedArray(a.shape, accumulator(eir.opdef(r), a.dtype)) if v in reduced else a
+            for v, r in zip(outs, roots, strict=True) for a in [eir.aval_of(v)]]
 
-    def body(bargs: list[str], *accs: str) -> str | list[str]:
+    def body(bargs: list[str], *out_args: str) -> str | list[str]:
         scalars = dict(zip(reads, bargs, strict=True))  # broadcasts are read as inputs
         chain = [op for op in members if eir.opdef(op) is not ops.BROADCAST_IN_DIM
                  and op.results[0] not in reduced]
@@ -423,14 +427,17 @@ def _fused(em, block, members: list, outs: list[mlir.Value], args: list[str], av
         if not reduce:
             return scalars[outs[0]]
         yields = []
-        for v, op, acc in zip(outs, roots, accs, strict=True):
+        for v, op, acc, wide in zip(outs, roots, out_args, accs, strict=True):
             if v not in reduced:  # a kept value
                 yields.append(scalars[v])
                 continue
             row, _, params = eir.read(op)
-            template = row.scalar(kind(eir.aval_of(v).dtype), params)
-            yields.append(em.scalar_body(template, [scalars[op.operands[0]], acc],
-                                         etype(eir.aval_of(v)), etype(eir.aval_of(v))))
+            aval = eir.aval_of(v)
+            template = row.scalar(kind(aval.dtype), params)
+            value = scalars[op.operands[0]]
+            if wide != aval:
+                value = em.extended(value, etype(aval))
+            yields.append(em.scalar_body(template, [value, acc], etype(wide), etype(wide)))
         return yields if len(yields) > 1 else yields[0]
 
     if not reduce:
@@ -441,10 +448,12 @@ def _fused(em, block, members: list, outs: list[mlir.Value], args: list[str], av
         raise ValueError("ember-lower-to-linalg requires an ember.fusion keeping the "
                          "value its reduction reads to reduce its trailing dims")
     extra = []  # a reduced output starts at its combiner's identity; a kept one is written
-    for v, r in zip(outs[1:], roots[1:], strict=True):
-        a = eir.aval_of(v)
+    for v, r, a in zip(outs[1:], roots[1:], accs[1:], strict=True):
         extra.append((em.filled(a, eir.opdef(r).init(a.dtype)), a, out_map) if v in reduced
                      else (em.empty(a), a, identity_map(len(order))))
-    return em.generic(inputs, em.filled(result, root_row.init(result.dtype)), result,
-                      out_map, iterators(len(order) - len(axes), len(axes)), body, tuple(extra))
+    names = em.generic(inputs, em.filled(accs[0], root_row.init(accs[0].dtype)), accs[0],
+                       out_map, iterators(len(order) - len(axes), len(axes)), body, tuple(extra))
+    rounded = [n if a == eir.aval_of(v) else em.rounded(n, a, eir.aval_of(v))
+               for n, a, v in zip(names if extra else [names], accs, outs, strict=True)]
+    return rounded if extra else rounded[0]
 

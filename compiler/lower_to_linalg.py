@@ -24,6 +24,7 @@ from .bufferize import decisions
 from .emitter import (
     Emitter,
     Lowering,
+    accumulator,
     affine_map,
     compilation_info,
     etype,
@@ -166,15 +167,18 @@ def lower_transpose(em, op, args, avals, params, result) -> str:
 def lower_reduction(em, op, args, avals, params, result) -> str:
     (x,) = avals
     axes = tuple(sorted(params["axes"]))
+    acc = ShapedArray(result.shape, accumulator(eir.opdef(op), result.dtype))
     split = split_reduction(x, axes, result)
     if split is None:
-        return _reduce(em, op, args[0], x, axes, params, result)
-    pieces = ShapedArray(split.shape, x.dtype)
-    partial = ShapedArray(split.partial_shape, result.dtype)
-    partials = (_streamed_sum(em, op, args[0], x, pieces, split)
-                or _reduce(em, op, em.reshape(args[0], x, pieces), pieces, split.first, params,
-                           partial, _wide_accumulators(em, pieces, split)))
-    return _reduce(em, op, partials, partial, (split.chunk_axis,), params, result)
+        total = _reduce(em, op, args[0], x, axes, params, acc)
+    else:
+        pieces = ShapedArray(split.shape, x.dtype)
+        partial = ShapedArray(split.partial_shape, acc.dtype)
+        partials = (_streamed_sum(em, op, args[0], x, pieces, split)
+                    or _reduce(em, op, em.reshape(args[0], x, pieces), pieces, split.first,
+                               params, partial, _wide_accumulators(em, pieces, split)))
+        total = _reduce(em, op, partials, partial, (split.chunk_axis,), params, acc)
+    return total if acc == result else em.rounded(total, acc, result)
 
 
 # The first step of a split reduction runs in about this many workgroups on CPUs with wide
@@ -309,10 +313,14 @@ def _reduce(em, op, arg: str, x: ShapedArray, axes: tuple[int, ...], params,
     row = eir.opdef(op)
     template = row.scalar(kind(x.dtype), params)
     init = em.filled(result, row.init(result.dtype))
+    wide = result.dtype != x.dtype  # a narrow float summed in float32 (see accumulator)
+
+    def body(b, acc):
+        value = em.extended(b[0], etype(x)) if wide else b[0]
+        return em.scalar_body(template, [value, acc], etype(result), etype(result))
+
     return em.generic([(arg, x, in_map)], init, result, out_map,
-                      iterators(len(kept), len(axes)),
-                      lambda b, acc: em.scalar_body(template, [b[0], acc], etype(x), etype(x)),
-                      attrs=attrs)
+                      iterators(len(kept), len(axes)), body, attrs=attrs)
 
 
 def lower_dot_general(em, op, args, avals, params, result) -> str:
@@ -332,7 +340,7 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
         name = em.fresh()
         em.emit(f"{name} = linalg.matmul ins({args[0]}, {args[1]} : {ttype(lhs)}, "
                 f"{ttype(rhs)}) outs({init} : {ttype(acc)}) -> {ttype(acc)}")
-        return _rounded(em, name, acc, result) if narrow else name
+        return em.rounded(name, acc, result) if narrow else name
     nb = len(lb)
     lfree = [i for i in range(lhs.ndim) if i not in lc + lb]
     rfree = [i for i in range(rhs.ndim) if i not in rc + rb]
@@ -358,13 +366,13 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
 
     def body(b, out):
         if narrow:
-            b = [_extended(em, x, etype(lhs)) for x in b]
+            b = [em.extended(x, etype(lhs)) for x in b]
         prod = em.scalar_body(mul, b, elem, elem)
         return prod if outer else em.scalar_body(add, [out, prod], elem, elem)
 
     name = em.generic([(args[0], lhs, lmap), (args[1], rhs, rmap)], init, acc, omap,
                       iterators(result.ndim, 0 if outer else len(lc)), body)
-    return _rounded(em, name, acc, result) if narrow else name
+    return em.rounded(name, acc, result) if narrow else name
 
 
 # The register tile of a packed float32 product on AVX-512 CPUs (32 vector registers): 12
@@ -478,25 +486,6 @@ def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: i
     em.emit(f"{name} = linalg.unpack {product} inner_dims_pos = [0, 1] inner_tiles = [{m0}, "
             f"{n0}] into {em.empty(result)} : {blocks} -> {ttype(result)}")
     return name
-
-
-def _extended(em, x: str, elem: str) -> str:
-    name = em.fresh("s")
-    em.emit(f"  {name} = arith.extf {x} : {elem} to f32")
-    return name
-
-
-def _rounded(em, value: str, acc: ShapedArray, result: ShapedArray) -> str:
-    """The f32 accumulator `value` rounded to the result's narrower float type."""
-    identity = affine_map(result.ndim, [f"d{i}" for i in range(result.ndim)])
-
-    def body(b, out):
-        name = em.fresh("s")
-        em.emit(f"  {name} = arith.truncf {b[0]} : f32 to {etype(result)}")
-        return name
-
-    return em.generic([(value, acc, identity)], em.empty(result), result, identity,
-                      iterators(result.ndim, 0), body)
 
 
 def lower_debug_print(em, op, args, avals, params, result) -> list[str]:

@@ -2,6 +2,7 @@
 
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 from conftest import few_examples
@@ -13,6 +14,7 @@ import ember
 import ember.numpy as enp
 from ember.compiler import iree_driver
 from ember.dialect import VerifyError
+from ember.dialect.types import bfloat16
 from helpers import assert_close, setting
 
 F32, F64, I32 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32)
@@ -191,6 +193,42 @@ def test_streamed_sums_match_numpy(shape, dtype, seed, special, at):
     else:
         tolerance = np.finfo(dtype).eps * np.abs(x).astype(np.float64).sum() * 4
         assert abs(float(got) - want) <= tolerance, (float(got), want)
+
+
+def _narrow_reductions(np_, x):
+    e = np_.exp(x - np_.max(x, axis=-1, keepdims=True))  # kept by the sum's fusion (CPU)
+    return (np_.sum(x, axis=-1), np_.sum(x), np_.mean(x, axis=-1), np_.var(x, axis=-1),
+            np_.prod(x[:, :16], axis=-1), np_.sum(e, axis=-1), e)
+
+
+@few_examples(4)
+@given(dtype=st.sampled_from([np.float16, bfloat16]), rows=st.integers(1, 4),
+       cols=st.sampled_from([16, 300, 2048, 4099]), seed=st.integers(0, 2**16))
+def test_narrow_float_reductions_are_computed_in_float32_as_jaxs(dtype, rows, cols, seed):
+    """float16/bfloat16 sums and products accumulate in float32 and means and variances are
+    computed in it, each rounded once, as jax.numpy's: within 0.55 of a unit in the last place
+    (ulp) of the exact result (in float64 from the same inputs), and one of JAX's. The sum of
+    exps that softmax keeps (one fusion) too: accumulated in float16, 2048 of them drew 5."""
+    import jax
+
+    x = (np.random.default_rng(seed).random((rows, cols)) * 2).astype(dtype)
+    got = ember.jit(lambda x: _narrow_reductions(enp, x))(x)
+    theirs = jax.jit(lambda x: _narrow_reductions(jax.numpy, x))(x)
+    wide = x.astype(np.float64)
+    exact = (*_narrow_reductions(np, wide)[:5], np.asarray(got[-1], np.float64).sum(-1))
+    bits = ml_dtypes.finfo(dtype).nmant
+
+    def ulps(a, b):
+        b = np.asarray(b, np.float64)
+        ulp = np.exp2(np.floor(np.log2(np.maximum(np.abs(b), ml_dtypes.finfo(dtype).tiny)))
+                      - bits)
+        return np.abs(np.asarray(a, np.float64) - b) / ulp
+
+    for i, (g, t, e) in enumerate(zip(got[:-1], theirs[:-1], exact, strict=True)):
+        assert g.dtype == t.dtype == dtype
+        assert ulps(g, e).max() <= 0.55, (i, ulps(g, e))
+        if i < 5:  # JAX's exps skip bfloat16 roundings between ops (XLA's CPU backend)
+            assert ulps(g, t).max() <= 1, (i, ulps(g, t))
 
 
 def test_reductions_propagate_nan():

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ember.dialect import ops
-from ember.dialect.types import Dim, kind, symbolic
+from ember.dialect.types import Dim, bfloat16, kind, symbolic
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer
@@ -68,6 +68,16 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+_NARROW_FLOATS = (np.dtype(np.float16), np.dtype(bfloat16))
+
+
+def _upcast(dtype: np.dtype) -> np.dtype:
+    """The dtype a mean or variance of `dtype` is computed in, as JAX's: float16 and bfloat16
+    in float32, rounded once at the end. (Their sums and products accumulate in float32 in
+    the lowering, as products do.)"""
+    return np.dtype(np.float32) if dtype in _NARROW_FLOATS else dtype
+
+
 @_eager_with_statics
 def sum(a, axis=None, dtype=None, keepdims: bool = False):  # noqa: A001
     a = asarray(a)
@@ -117,11 +127,13 @@ def mean(a, axis=None, dtype=None, keepdims: bool = False):
     axes = _axes("mean", axis, a.ndim)
     target = _dt.canonicalize(dtype) if dtype is not None else (
         a.dtype if kind(a.dtype) in "fc" else _dt.default_float())
-    total = sum(astype(a, target), axis=axes, keepdims=keepdims)
+    wide = _upcast(target) if dtype is None else target
+    total = sum(astype(a, wide), axis=axes, keepdims=keepdims)
     if symbolic(a.shape):  # no symbolic dim is 0
-        return true_divide(total, _count(a, axes, target))
+        return _to(true_divide(total, _count(a, axes, wide)), target)
     count = math.prod(a.shape[i] for i in axes)
-    return true_divide(total, np.asarray(count, target) if count else np.asarray(np.nan, target))
+    return _to(true_divide(total, np.asarray(count, wide) if count else np.asarray(np.nan, wide)),
+               target)
 
 
 @_eager_with_statics
@@ -131,6 +143,10 @@ def var(a, axis=None, dtype=None, ddof: int = 0, keepdims: bool = False, *,
     `correction` is the array API's name for `ddof`."""
     ddof = _correction("var", ddof, correction)
     a = asarray(a)
+    narrow = _dt.canonicalize(dtype) if dtype is not None else a.dtype
+    if _upcast(narrow) != narrow:  # computed in float32, as JAX's
+        return _to(var(_to(a, _upcast(narrow)), axis=axis, ddof=ddof, keepdims=keepdims),
+                   narrow)
     axes = _axes("var", axis, a.ndim)
     centered = subtract(a, mean(a, axis=axes, dtype=dtype, keepdims=True))
     if kind(centered.dtype) == "c":  # |x - mean|^2: a real variance, as NumPy's and JAX's
