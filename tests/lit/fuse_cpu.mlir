@@ -33,6 +33,26 @@ func.func @softmax(%x: tensor<4x8xf32>, %m: tensor<4xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// A float16 chain kept by its sum: the sum accumulates in f32 and is rounded after the
+// generic, the kept exps stay f16.
+// LINALG-LABEL: func.func @softmax_f16
+// LINALG: %[[G:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4x8xf16>)
+// LINALG: %[[E:.*]] = math.exp %{{.*}} : f16
+// LINALG: %[[W:.*]] = arith.extf %[[E]] : f16 to f32
+// LINALG: arith.addf %[[W]], %{{.*}} : f32
+// LINALG: linalg.yield %{{.*}}, %[[E]] : f32, f16
+// LINALG: linalg.generic {{.*}} ins(%[[G]]#0 : tensor<4xf32>) outs(%{{.*}} : tensor<4xf16>)
+// LINALG: arith.truncf %{{.*}} : f32 to f16
+func.func @softmax_f16(%x: tensor<4x8xf16>, %m: tensor<4xf16>) -> tensor<4x8xf16> {
+  %mb = "ember.broadcast_in_dim"(%m) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf16>) -> tensor<4x8xf16>
+  %d = "ember.sub"(%x, %mb) : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf16>
+  %e = "ember.exp"(%d) : (tensor<4x8xf16>) -> tensor<4x8xf16>
+  %s = "ember.reduce_sum"(%e) {axes = array<i64: 1>} : (tensor<4x8xf16>) -> tensor<4xf16>
+  %sb = "ember.broadcast_in_dim"(%s) {broadcast_dimensions = array<i64: 0>} : (tensor<4xf16>) -> tensor<4x8xf16>
+  %r = "ember.div"(%e, %sb) : (tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf16>
+  return %r : tensor<4x8xf16>
+}
+
 // Must not fire: a reader before the reduction (the fusion takes the reduction's place),
 // a reduction over a leading dim (the kept rows are not trailing), a row over 4 KiB (IREE
 // would keep 8 of them on a worker's stack), a reduction (not an elementwise chain) that

@@ -74,6 +74,28 @@ func.func @reduce(%x: tensor<2x3xf32>) -> tensor<2xf32> {
   return %0 : tensor<2xf32>
 }
 
+// float16 and bfloat16 sums and products accumulate in f32, rounded once (as jnp.sum's);
+// other reductions (max here) and f32 sums keep their type.
+// CHECK-LABEL: func.func @narrow_sums
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3xf16>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.addf %{{.*}} : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3xbf16>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: arith.mulf %{{.*}} : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3xf16>) outs(%{{.*}} : tensor<2xf16>)
+// CHECK-NOT: arith.extf
+// CHECK: arith.maximumf %{{.*}} : f16
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @narrow_sums(%x: tensor<2x3xf16>, %y: tensor<2x3xbf16>) -> (tensor<2xf16>, tensor<2xbf16>, tensor<2xf16>) {
+  %0 = "ember.reduce_sum"(%x) {axes = array<i64: 1>} : (tensor<2x3xf16>) -> tensor<2xf16>
+  %1 = "ember.reduce_prod"(%y) {axes = array<i64: 1>} : (tensor<2x3xbf16>) -> tensor<2xbf16>
+  %2 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<2x3xf16>) -> tensor<2xf16>
+  return %0, %1, %2 : tensor<2xf16>, tensor<2xbf16>, tensor<2xf16>
+}
+
 // Symbolic dims (shape-polymorphic eager kernels) are named in the type's encoding: each
 // size is read off the first argument that has it, results are allocated at those sizes,
 // and upstream types carry plain `?`. A static dim stays static (no tensor.dim for the 4).
