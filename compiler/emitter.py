@@ -16,10 +16,10 @@ from iree.compiler import ir as mlir
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.types import (
+    NARROW_FLOATS,
     Dim,
     ShapedArray,
     SymbolicDimError,
-    bfloat16,
     kind,
     real_dtype,
     signless_element_type,
@@ -60,15 +60,12 @@ def compilation_info(config: str, pipeline: str) -> str:
             f"#iree_cpu.pipeline<{pipeline}>>>")
 
 
-# float16 and bfloat16 sums and products accumulate in float32, rounded once at the end, as
-# JAX's (jnp.sum computes them in float32) and as products do: softmax's float16 row sum of
-# 2048 exps was off by 5 of its last units, JAX's by 1.
-_NARROW_FLOATS = (np.dtype(np.float16), np.dtype(bfloat16))
-
-
 def accumulator(row, dtype: np.dtype) -> np.dtype:
-    """The dtype reduction `row` accumulates a `dtype` result in."""
-    if row in (ops.REDUCE_SUM, ops.REDUCE_PROD) and dtype in _NARROW_FLOATS:
+    """The dtype reduction `row` accumulates a `dtype` result in: float16 and bfloat16 sums
+    and products in float32, rounded once at the end, as JAX's (jnp.sum computes them in
+    float32) and as products do (softmax's float16 row sum of 2048 exps was 5 of its last
+    units off, JAX's 1)."""
+    if row in (ops.REDUCE_SUM, ops.REDUCE_PROD) and dtype in NARROW_FLOATS:
         return np.dtype(np.float32)
     return dtype
 

@@ -14,6 +14,8 @@ import ml_dtypes
 import numpy as np
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+# Floats whose sums, products, means and variances are computed in float32 (as JAX's).
+NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
 
 # NumPy dtype -> MLIR element type, in ember IR (signedness kept).
 _MLIR_ELEMENT = {

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ember.dialect import ops
-from ember.dialect.types import Dim, bfloat16, kind, symbolic
+from ember.dialect.types import NARROW_FLOATS, Dim, kind, symbolic
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer
@@ -68,14 +68,11 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-_NARROW_FLOATS = (np.dtype(np.float16), np.dtype(bfloat16))
-
-
 def _upcast(dtype: np.dtype) -> np.dtype:
     """The dtype a mean or variance of `dtype` is computed in, as JAX's: float16 and bfloat16
     in float32, rounded once at the end. (Their sums and products accumulate in float32 in
     the lowering, as products do.)"""
-    return np.dtype(np.float32) if dtype in _NARROW_FLOATS else dtype
+    return np.dtype(np.float32) if dtype in NARROW_FLOATS else dtype
 
 
 @_eager_with_statics
