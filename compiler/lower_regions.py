@@ -335,9 +335,9 @@ def _mistaken_for_a_contraction(operation: mlir.Operation, block: mlir.Block,
     inside = {op.results[0]: op for op in members[:-1]}
     unary = 0
 
-    def skip(value):
+    def skip(value):  # through ops of one operand (x * x, square, counts as one)
         nonlocal unary
-        while value in inside and len(inside[value].operands) == 1 and \
+        while value in inside and len(set(inside[value].operands)) == 1 and \
                 eir.opdef(inside[value]) is not ops.BROADCAST_IN_DIM:
             unary += eir.opdef(inside[value]) is not ops.CONVERT
             value = inside[value].operands[0]

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -483,9 +483,11 @@ SUMMED_UNARY = {"negative": np.negative, "exp": np.exp, "tanh": np.tanh, "abs": 
 @given(name=st.sampled_from(sorted(SUMMED_UNARY)), rows=st.integers(2, 9), cols=st.integers(2, 9),
        b_is=st.sampled_from(["a column", "a row", "a matrix", "a row, summed whole",
                              "a row, a 3-D product"]), seed=st.integers(0, 2**16))
+@example(name="square", rows=2, cols=2, b_is="a row, summed whole", seed=0)  # crashed IREE
 def test_a_sum_of_a_unary_op_times_an_input_keeps_the_unary_op(name, rows, cols, b_is, seed):
     """IREE's data tiling took sum(f(a) * b) for a contraction and dropped f; a plain
-    product summed whole, or a 3-D one, failed to compile (or crashed the compiler)."""
+    product summed whole, or a 3-D one, failed to compile (or crashed the compiler): a
+    square (a * a) summed whole with a row did until it counted as a unary op."""
     rng = np.random.default_rng(seed)
     a = rng.uniform(-2, 2, (rows, cols)).astype(np.float32)
     b = rng.uniform(-2, 2, rows if b_is == "a column" else (rows, cols) if b_is == "a matrix"

@@ -183,8 +183,9 @@ def test_odd_functions_keep_the_sign_of_zero(dtype):
 
 # What IREE computes in float32 but not in float64 (#16): libm's functions (CPU modules are
 # system libraries, which may call it), cbrt and erf written out. Values up to 1e300 and specials.
-# ulp allowed (1 for libm's: NumPy uses SIMD implementations of its own for some)
-F64 = {"sin": 1, "cos": 1, "tan": 2, "arcsin": 1, "arccos": 1, "arctan": 1, "tanh": 1,
+# ulp allowed (1 for libm's: NumPy uses SIMD implementations of its own for some; tanh's
+# expansion drew 3 over 2^21 values in [-8, 8], JAX's 5)
+F64 = {"sin": 1, "cos": 1, "tan": 2, "arcsin": 1, "arccos": 1, "arctan": 1, "tanh": 3,
        "log2": 1, "log10": 2, "cbrt": 1, "erf": 6, "arctan2": 1, "fmod": 0}
 F64_VALUES = st.one_of(st.floats(-1e300, 1e300, allow_subnormal=False),  # compiled code
                        st.floats(-8, 8, allow_subnormal=False),  # flushes subnormals
@@ -212,9 +213,11 @@ def test_float64_functions_match_numpy(name):
             got = np.asarray(f(*args))
         assert got.dtype == np.float64
         same = (got == want) | (np.isnan(got) & np.isnan(want))
+        # subnormal results are flushed to zero, as JAX's (arctan2(1.3e-305, 605))
+        flushed = (np.abs(want) < np.finfo(np.float64).tiny) & (got == 0)
         with np.errstate(invalid="ignore"):
             ulps = np.abs(got - want) / np.spacing(np.abs(want))
-        assert (same | (ulps <= F64[name])).all(), (args, got, want)
+        assert (same | flushed | (ulps <= F64[name])).all(), (args, got, want)
         assert (np.signbit(got) == np.signbit(want))[want == 0].all()
 
     check()

@@ -179,6 +179,25 @@ func.func @product_summed_whole(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tenso
   return %0 : tensor<f32>
 }
 
+// A square (x * x, one operand twice) is a unary op to that test: sum(square(a) * b) takes
+// the barrier too (it crashed IREE's vector.contract lowering).
+// CHECK-LABEL: func.func @square_summed_whole
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: util.optimization_barrier
+// CHECK: iterator_types = ["reduction", "reduction"]
+func.func @square_summed_whole(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<f32> {
+  %0 = "ember.fusion"(%a, %b) ({
+  ^bb0(%x: tensor<3x4xf32>, %y: tensor<4xf32>):
+    %1 = "ember.mul"(%x, %x) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %2 = "ember.broadcast_in_dim"(%y) {broadcast_dimensions = array<i64: 1>} : (tensor<4xf32>) -> tensor<3x4xf32>
+    %3 = "ember.mul"(%1, %2) : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+    %4 = "ember.reduce_sum"(%3) {axes = array<i64: 0, 1>} : (tensor<3x4xf32>) -> tensor<f32>
+    "ember.yield"(%4) : (tensor<f32>) -> ()
+  }) : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
 // Must not fire: functions with no ember ops come out unchanged.
 // CHECK-LABEL: func.func @upstream_only
 // CHECK-NEXT: %[[R:.*]] = arith.addf
