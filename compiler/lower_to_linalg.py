@@ -313,7 +313,7 @@ def _reduce(em, op, arg: str, x: ShapedArray, axes: tuple[int, ...], params,
     row = eir.opdef(op)
     template = row.scalar(kind(x.dtype), params)
     init = em.filled(result, row.init(result.dtype))
-    wide = result.dtype != x.dtype  # a narrow float summed in float32 (see accumulator)
+    wide = accumulator(row, x.dtype) != x.dtype  # a narrow float summed in float32
 
     def body(b, acc):
         value = em.extended(b[0], etype(x)) if wide else b[0]
