@@ -218,6 +218,18 @@ def fold_reshape_of_reshape(op, rewriter) -> bool:
     return True
 
 
+def fold_empty_reduction(op, rewriter) -> bool:
+    """A reduction of no elements is its combiner's identity (0 for a sum, -inf for a max),
+    as XLA folds it: IREE's compiler died of a division by zero (SIGFPE, the process gone) on
+    the float64 moments fusion of `std` over a (0, 3) array."""
+    x, result = eir.aval_of(op.operands[0]), eir.aval_of(op.results[0])
+    if symbolic(x.shape) or symbolic(result.shape) or x.size != 0:
+        return False
+    identity = eir.opdef(op).init(result.dtype)
+    _replace_with_constant(op, rewriter, np.full(result.shape, identity, result.dtype))
+    return True
+
+
 _SPECIFIC: dict[OpDef, tuple[Pattern, ...]] = {
     ops.ADD: (_make_identity(0),),
     ops.SUB: (_make_identity(0),),
@@ -250,6 +262,8 @@ def patterns() -> rewrite.FrozenRewritePatternSet:
         pset.add(row.name, _adapt(fold_constants), benefit=2)
         for pattern in _SPECIFIC.get(row, ()):
             pset.add(row.name, _adapt(pattern))
+        if row.has(Trait.REDUCTION):
+            pset.add(row.name, _adapt(fold_empty_reduction))
     return pset.freeze()
 
 

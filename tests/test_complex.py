@@ -91,13 +91,24 @@ _THEIRS = jax.jit(lambda z, w: {k: f(z, w) for k, f in _functions(jnp).items()})
 @given(st.sampled_from([(3,), (2, 3)]).flatmap(
     lambda shape: st.tuples(complex_arrays(C64, shape), complex_arrays(C64, shape))))
 def test_functions_match_jax(zw):
+    """Each function as JAX's, or where JAX's is off, as NumPy's in complex128: JAX takes
+    acosh(0 - 0j) for +i pi/2 (C99: -i pi/2) and atanh(1 + 1.2e-38j) for inf + i pi/4 (its
+    float32 square of the imaginary part underflows; 44.01 + i pi/4)."""
     z, w = zw
     ours, theirs = _OURS(z, w), _THEIRS(z, w)
+    with np.errstate(all="ignore"):
+        exact = {k: f(z.astype(np.complex128), w.astype(np.complex128))
+                 for k, f in _functions(np).items()}
     for name, got in ours.items():
-        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(theirs[name]), strict=True):
+        for a, b, c in zip(jax.tree.leaves(got), jax.tree.leaves(theirs[name]),
+                           jax.tree.leaves(exact[name]), strict=True):
             loose = name in ("pow", "tan", "tanh", "asinh", "acosh", "atanh", "asin", "acos",
                              "atan")
-            assert_near(a, b, rtol=2e-5 if loose else 5e-6), name
+            try:
+                assert_near(a, b, rtol=2e-5 if loose else 5e-6)
+            except AssertionError:
+                assert_near(a, np.asarray(c).astype(np.asarray(a).dtype),
+                            rtol=2e-5 if loose else 5e-6), name
 
 
 @pytest.mark.parametrize("dtype", [C64, C128])

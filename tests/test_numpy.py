@@ -231,6 +231,21 @@ def test_narrow_float_reductions_are_computed_in_float32_as_jaxs(dtype, rows, co
             assert ulps(g, t).max() <= 1, (i, ulps(g, t))
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0)])
+def test_reductions_of_no_elements_are_their_identities(shape):
+    """A reduction over no elements folds to its identity (ember-canonicalize): the float64
+    moments fusion of std over (0, 3) had killed the process (IREE's compiler: SIGFPE)."""
+    x = np.ones(shape, np.float32)
+    f = ember.jit(lambda x: (enp.std(x), enp.var(x, axis=0), enp.mean(x, axis=1),
+                             enp.sum(x, axis=0), enp.prod(x), enp.max(x, axis=1 - shape.index(0))))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = (np.std(x), np.var(x, axis=0), np.mean(x, axis=1), np.sum(x, axis=0),
+                np.prod(x), np.max(x, axis=1 - shape.index(0)))
+    for got, expected in zip(f(x), want, strict=True):
+        assert_close(got, np.asarray(expected, np.float32))
+
+
 def test_reductions_propagate_nan():
     x = np.array([[1.0, np.nan], [2.0, 3.0]], np.float32)
     assert_close(enp.max(x, axis=1), np.max(x, axis=1))

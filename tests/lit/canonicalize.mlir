@@ -13,6 +13,23 @@ func.func @identities(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %b : tensor<4xf32>
 }
 
+// A reduction of no elements is its identity: 0 for the sum, -inf for the max over the
+// empty dim, an empty result for the max over the full one. Must not fire on a reduction
+// of elements.
+// CHECK-LABEL: func.func @empty_reductions
+// CHECK-DAG: "ember.constant"() {value = dense<0.000000e+00> : tensor<3xf32>}
+// CHECK-DAG: "ember.constant"() {value = dense<0xFF800000> : tensor<3xf32>}
+// CHECK-DAG: "ember.constant"() {value = {{.*}} : tensor<0xf32>}
+// CHECK: "ember.reduce_sum"(%arg1)
+// CHECK-NOT: "ember.reduce_
+func.func @empty_reductions(%x: tensor<0x3xf32>, %y: tensor<2x3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<0xf32>, tensor<3xf32>) {
+  %0 = "ember.reduce_sum"(%x) {axes = array<i64: 0>} : (tensor<0x3xf32>) -> tensor<3xf32>
+  %1 = "ember.reduce_max"(%x) {axes = array<i64: 0>} : (tensor<0x3xf32>) -> tensor<3xf32>
+  %2 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<0x3xf32>) -> tensor<0xf32>
+  %3 = "ember.reduce_sum"(%y) {axes = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return %0, %1, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<0xf32>, tensor<3xf32>
+}
+
 // Must not fire: x * 2 and 0 - x are not identities (sub is not commutative).
 // CHECK-LABEL: func.func @not_identities
 // CHECK: "ember.mul"
