@@ -225,6 +225,8 @@ def fold_empty_reduction(op, rewriter) -> bool:
     x, result = eir.aval_of(op.operands[0]), eir.aval_of(op.results[0])
     if symbolic(x.shape) or symbolic(result.shape) or x.size != 0:
         return False
+    if kind(result.dtype) == "c":  # complex literals are ember.complex of two constants
+        return False
     identity = eir.opdef(op).init(result.dtype)
     _replace_with_constant(op, rewriter, np.full(result.shape, identity, result.dtype))
     return True
