@@ -61,11 +61,11 @@ def compilation_info(config: str, pipeline: str) -> str:
 
 
 def accumulator(row, dtype: np.dtype) -> np.dtype:
-    """The dtype reduction `row` accumulates a `dtype` result in: float16 and bfloat16 sums
-    and products in float32, rounded once at the end, as JAX's (jnp.sum computes them in
-    float32) and as products do (softmax's float16 row sum of 2048 exps was 5 of its last
-    units off, JAX's 1)."""
-    if row in (ops.REDUCE_SUM, ops.REDUCE_PROD) and dtype in NARROW_FLOATS:
+    """The dtype a sum, product or matrix product (`row`) accumulates a `dtype` result in:
+    float16 and bfloat16 in float32, rounded once at the end, as XLA's products and jnp.sum
+    do (a bfloat16 sum of 4096 products lost most of its bits; softmax's float16 row sum of
+    2048 exps was 5 of its last units off, JAX's 1)."""
+    if row in (ops.REDUCE_SUM, ops.REDUCE_PROD, ops.DOT_GENERAL) and dtype in NARROW_FLOATS:
         return np.dtype(np.float32)
     return dtype
 

@@ -330,10 +330,8 @@ def lower_dot_general(em, op, args, avals, params, result) -> str:
     k = kind(lhs.dtype)
     if _packs(em.matmul_tile, lhs, rhs, lc, lb, result, em.loop_depth > 0):
         return _packed_matmul(em, args, avals, lc[0], rc[0], result, em.matmul_tile)
-    # f16 and bf16 accumulate in f32, rounded once at the end, as XLA does (a bf16 sum of
-    # 4096 products loses most of its bits; IREE's CUDA matmul cannot distribute one).
-    narrow = k == "f" and lhs.dtype.itemsize < 4
-    acc = ShapedArray(result.shape, np.dtype(np.float32)) if narrow else result
+    acc = ShapedArray(result.shape, accumulator(ops.DOT_GENERAL, result.dtype))
+    narrow = acc != result
     init = em.filled(acc, 0)
     if (k == "f" and not lb and lhs.ndim == rhs.ndim == 2 and lc == (1,) and rc == (0,)
             and lhs.shape[1] != 1):
