@@ -78,11 +78,6 @@ def unary_float(name: str, fn: str, ref: Callable, doc: str = "", complex_fn: st
     return elementwise(name, 1, templates, ref, kinds="fc" if complex_fn else "f", doc=doc)
 
 
-def or_complex(body: ScalarBody, fn: str) -> ScalarBody:
-    """`body` for real kinds; complex.`fn` for complex numbers."""
-    return lambda k, attrs: f"{{r}} = complex.{fn} {{0}} : {{t}}" if k == "c" else body(k, attrs)
-
-
 def check_axes(op: str, axes: tuple[int, ...], ndim: int) -> None:
     _require(all(0 <= a < ndim for a in axes) and len(set(axes)) == len(axes), op,
              f"distinct axes in [0, {ndim})", axes)
