@@ -215,6 +215,22 @@ def test_inverse_functions_take_c99s_special_values():
         assert_near(np.asarray(got).astype(C128), want[name], rtol=2e-5)
 
 
+@pytest.mark.parametrize("dtype", [C64, C128])
+def test_powers_take_the_branch_of_the_zeros_sign(dtype):
+    """x ** y on the negative real axis takes the side its zero imaginary part's sign names,
+    as C99's clog (NumPy's, JAX's): (-2 - 0j) ** 0.5 is -1.414j (complex.pow gave +1.414j),
+    (-1 - 0j) ** 1j is e^pi; elsewhere, conjugates included, as NumPy's in complex128."""
+    x = np.array([complex(-2, -0.0), complex(-2, 0.0), complex(-1, -0.0), complex(-1, 0.0),
+                  2 - 3j, 2 + 3j, -0.5 - 1e-3j, complex(0, -0.0), 0j, 1 + 0j], dtype)
+    y = np.array([0.5, 0.5, 1j, 1j, 0.3 + 0.7j, 0.3 + 0.7j, 2.5 - 0.5j, 2, 0, 3j], dtype)
+    with setting("ember_enable_x64", dtype == C128):
+        got = np.asarray(ember.jit(lambda a, b: a ** b)(x, y))
+        assert got.dtype == dtype
+    want = np.power(x.astype(C128), y.astype(C128)).astype(dtype)  # JAX's too (complex64)
+    assert_near(got, want, rtol=1e-5 if dtype == C64 else 1e-12)
+    assert np.signbit(got[:2].imag).tolist() == [True, False]
+
+
 def test_log1p_at_minus_one_and_near_zero():
     """log1p(-1 +- 0j) is -inf +- 0j (MLIR's complex.log1p gave nan there); near -1 as
     NumPy's log(1 + z); near 0 without cancellation (NumPy's log(1 + z) gives 0 for 1e-20)."""
