@@ -160,7 +160,7 @@ from .math_ops import (
 from .math_ops import (
     XOR as XOR,
 )
-from .math_ops import log_body, rsqrt_body, sqrt_body
+from .math_ops import log_body, pow_complex_body, rsqrt_body, sqrt_body
 from .opdef import Attr, OpDef, Trait, VerifyError
 from .opdef import require as _require
 from .scan_ops import (
@@ -343,34 +343,9 @@ _POW_I = """{x0} = arith.constant 1 : {t}
 {r} = arith.select {x16}, {x24}, {x2}#0 : {t}"""
 
 
-# complex.pow takes the argument of x with IREE's atan2, which loses the sign of a zero
-# imaginary part: (-2 - 0j) ** 0.5 was +1.414j, where C99's branch (NumPy's, JAX's) gives
-# -1.414j. x^y = conj(conj(x)^conj(y)), so where Im x has its sign bit set, complex.pow runs
-# on the mirror images (Im x >= +0 there) and its result is mirrored back.
-_POW_C = """{x0} = complex.re {0} : {t}
-{x1} = complex.im {0} : {t}
-{x2} = arith.bitcast {x1} : {p} to {i}
-{x3} = arith.constant 0 : {i}
-{x4} = arith.cmpi slt, {x2}, {x3} : {i}
-{x5} = math.absf {x1} : {p}
-{x6} = complex.create {x0}, {x5} : {t}
-{x7} = complex.re {1} : {t}
-{x8} = complex.im {1} : {t}
-{x9} = arith.negf {x8} : {p}
-{x10} = arith.select {x4}, {x9}, {x8} : {p}
-{x11} = complex.create {x7}, {x10} : {t}
-{x12} = complex.pow {x6}, {x11} : {t}
-{x13} = complex.re {x12} : {t}
-{x14} = complex.im {x12} : {t}
-{x15} = arith.negf {x14} : {p}
-{x16} = arith.select {x4}, {x15}, {x14} : {p}
-{r} = complex.create {x13}, {x16} : {t}"""
-
-
 def _pow_body(k: str, attrs: Mapping) -> str:
     if k == "c":
-        bits = attrs["dst_bits"] // 2
-        return _POW_C.replace("{p}", f"f{bits}").replace("{i}", f"i{bits}")
+        return pow_complex_body(attrs)
     return _POW_F if k == "f" else _POW_I
 
 
