@@ -672,8 +672,10 @@ def pow_complex_body(attrs: Mapping) -> str:
     zero, inf = b.const("0.0"), b.const("0x7FF0000000000000" if bits == 64 else "0x7F800000")
     mirrored = b.let(f"arith.cmpi slt, {b.let(f'arith.bitcast {y} : {t} to i{bits}')}, "
                      f"{b.let(f'arith.constant 0 : i{bits}')} : i{bits}")
-    flip = lambda v: b.let(f"arith.select {mirrored}, {b.let(f'arith.negf {v} : {t}')}, {v} "  # noqa: E731
-                           f": {t}")
+
+    def flip(v: str) -> str:
+        return b.let(f"arith.select {mirrored}, {b.let(f'arith.negf {v} : {t}')}, {v} : {t}")
+
     old = b.let(f"complex.pow {b.let(f'complex.create {x}, {flip(y)} : {{t}}')}, "
                 f"{b.let(f'complex.create {c}, {flip(d)} : {{t}}')} : {{t}}")
     old_re, old_im = b.let(f"complex.re {old} : {{t}}"), flip(b.let(f"complex.im {old} : {{t}}"))
