@@ -455,9 +455,8 @@ class _Parts:
     def const(self, value: str) -> str:
         return self.let(f"arith.constant {value} : {self.t}")
 
-    def real(self, body: Callable[[str, Mapping], str], *args: str) -> str:
-        """`body` (a float row's) of `args`, its names renamed past these."""
-        template = body("f", {"dst_bits": 64 if self.t == "f64" else 32})
+    def inline(self, template: str, *args: str) -> str:
+        """A body `template` of `args`, its names renamed past these (its {t} left as it is)."""
         offset = self.n
         self.n += 1 + max((int(i) for i in re.findall(r"\{x(\d+)\}", template)), default=-1)
         result = f"{{x{self.n}}}"
@@ -465,8 +464,13 @@ class _Parts:
         text = re.sub(r"\{x(\d+)\}", lambda m: f"{{x{offset + int(m.group(1))}}}", template)
         for i, arg in enumerate(args):
             text = text.replace(f"{{{i}}}", arg)
-        self.lines += text.replace("{r}", result).replace("{t}", self.t).splitlines()
+        self.lines += text.replace("{r}", result).splitlines()
         return result
+
+    def real(self, body: Callable[[str, Mapping], str], *args: str) -> str:
+        """`body` (a float row's) of `args`, in this body's part type."""
+        bits = 64 if self.t == "f64" else 32
+        return self.inline(body("f", {"dst_bits": bits}).replace("{t}", self.t), *args)
 
     def op(self, name: str, *args: str) -> str:
         return self.let(f"arith.{name} {', '.join(args)} : {self.t}")
@@ -651,9 +655,9 @@ def _expm1_parts(b: _Parts, x: str, y: str) -> tuple[str, str]:
 
 
 def pow_complex_body(attrs: Mapping) -> str:
-    """x ** y for complex x and y: e^(y log x) from Ember's accurate real bodies, with log x =
-    log|x| + i atan2(Im x, Re x) (Ember's atan2 keeps the sign of a zero: the side of the
-    negative real axis C99's clog takes) and e^w as the complex exp's (_exp_parts). MLIR's
+    """x ** y for complex x and y: e^(y log x) from Ember's accurate bodies, log x as the
+    complex log's (log_body: its atan2 keeps the sign of a zero, the side of the negative
+    real axis C99's clog takes) and e^w as the complex exp's (_exp_parts). MLIR's
     complex.pow took cos and sin of the phase as IREE expands them: (4.69 + 3.06j) **
     (7 - 6j) was 1.9e-5 off (relative; its imaginary part 0.3%), JAX's 4.4e-7; and its
     atan2 lost the zero's sign ((-2 - 0j) ** 0.5 was +1.414j, not -1.414j). Where x is 0 or
@@ -663,8 +667,8 @@ def pow_complex_body(attrs: Mapping) -> str:
     t, bits = b.t, attrs["dst_bits"] // 2
     x, y = b.let("complex.re {0} : {t}"), b.let("complex.im {0} : {t}")
     c, d = b.let("complex.re {1} : {t}"), b.let("complex.im {1} : {t}")
-    log_r = b.let(f"math.log {b.let('complex.abs {0} : {t}')} : {t}")
-    theta = b.real(lambda k, a: atan2_template(a["dst_bits"]), y, x)
+    log_x = b.inline(log_body("c", attrs), "{0}")
+    log_r, theta = b.let(f"complex.re {log_x} : {{t}}"), b.let(f"complex.im {log_x} : {{t}}")
     re_w = b.op("subf", b.op("mulf", c, log_r), b.op("mulf", d, theta))
     im_w = b.op("addf", b.op("mulf", d, log_r), b.op("mulf", c, theta))
     re_, im = _exp_parts(b, re_w, im_w)
