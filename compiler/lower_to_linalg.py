@@ -57,7 +57,7 @@ from .lower_regions import (
 from .lower_scan import lower_cumulative
 from .lower_sort import lower_sort
 from .split_reduction import split_reduction
-from .walk import body, functions, producer
+from .walk import body, functions
 
 
 def lower_elementwise(em: Emitter, op: mlir.Operation, args: list[str],
@@ -174,107 +174,15 @@ def lower_reduction(em, op, args, avals, params, result) -> str:
     else:
         pieces = ShapedArray(split.shape, x.dtype)
         partial = ShapedArray(split.partial_shape, acc.dtype)
-        partials = (_streamed_sum(em, op, args[0], x, pieces, split)
-                    or _reduce(em, op, em.reshape(args[0], x, pieces), pieces, split.first,
-                               params, partial, _wide_accumulators(em, pieces, split)))
+        partials = _reduce(em, op, em.reshape(args[0], x, pieces), pieces, split.first,
+                           params, partial, _wide_accumulators(em, pieces, split))
         total = _reduce(em, op, partials, partial, (split.chunk_axis,), params, acc)
     return total if acc == result else em.rounded(total, acc, result)
 
 
 # The first step of a split reduction runs in about this many workgroups on CPUs with wide
-# accumulators (IREE's own choice: 32 over 1024 chunks), streamed or not.
+# accumulators (IREE's own choice: 32 over 1024 chunks).
 REDUCTION_WORKGROUPS = 32
-# How far ahead of its loads the streamed sum prefetches (into L2), in bytes: data that
-# comes from DRAM or a cold L3 arrives sooner (see _streamed_sum).
-PREFETCH_BYTES = 4096
-
-
-def _streamed_sum(em, op, arg: str, x: ShapedArray, pieces: ShapedArray, split) -> str | None:
-    """The first step of a whole-array float sum of an argument (nothing for IREE to fuse
-    into it), on CPUs whose lowering asks for wide accumulators: a dispatch of our own
-    (hal.executable.source) that reduces each chunk 2 KiB a step, as _wide_accumulators'
-    compilation_info does, and prefetches PREFETCH_BYTES ahead, which no IREE option does.
-    16M float32 against JAX in run.py's rounds (medians of 21), the current first step,
-    this one and JAX in turn: 1.00-1.08x JAX -> 0.95-0.98x in seven runs (4 KiB ahead:
-    0.948, 0.950; 8 KiB: 0.967-0.968; 16 KiB: 0.968, 0.976); each with JAX alone, three
-    runs: 1.06-1.09x -> 0.91-1.03x. 4M and 1M within noise to 5% faster. None where it does
-    not apply."""
-    size = x.dtype.itemsize
-    if (not em.reduction_bytes or op is None or eir.opdef(op) is not ops.REDUCE_SUM
-            or producer(op.operands[0]) is not None or kind(x.dtype) != "f" or size not in (4, 8)
-            or pieces.ndim != 2 or split.first != (1,)):
-        return None
-    rows, cols = pieces.shape
-    lanes = em.reduction_bytes // size
-    if cols % lanes:
-        return None
-    per = max(1, rows // REDUCTION_WORKGROUPS)  # chunks a workgroup
-    name = f"ember_sum_{etype(x)}_{rows}x{cols}"
-    em.declarations[_streamed_sum_executable(name, rows, cols, etype(x), size, lanes, per)] = None
-    flat, out = ShapedArray((x.size,), x.dtype), em.fresh()
-    em.emit(f"{out} = flow.dispatch @{name}::@partials({em.reshape(arg, x, flat)}) : "
-            f"({ttype(flat)}) -> tensor<{rows}x{etype(x)}>")
-    return out
-
-
-def _streamed_sum_executable(name: str, rows: int, cols: int, elem: str, size: int,
-                             lanes: int, per: int) -> str:
-    """`name`'s executable: workgroup w sums rows [w * per, (w + 1) * per) of the flat input
-    (rows x cols) into the partials, `lanes` at a time in one vector (LLVM keeps it in 32
-    registers), each step first prefetching the cache lines PREFETCH_BYTES ahead of its loads
-    (clamped to the input: no prefetch leaves it)."""
-    n, line = rows * cols, 64 // size
-    layout = ("#hal.pipeline.layout<bindings = [#hal.pipeline.binding<storage_buffer, "
-              "ReadOnly>, #hal.pipeline.binding<storage_buffer>]>")
-    flat, vec = f"memref<{n}x{elem}>", f"vector<{lanes}x{elem}>"
-    prefetches = [f"%q{k} = arith.addi %ahead, %o{k} : index\n"
-                  f"memref.prefetch %in[%q{k}], read, locality<2>, data : {flat}"
-                  for k in range(0, lanes, line)]
-    offsets = "\n".join(f"%o{k} = arith.constant {k} : index" for k in range(0, lanes, line))
-    bind = f"hal.interface.binding.subspan layout({layout})"
-    return f"""hal.executable.source private @{name} {{
-hal.executable.export public @partials ordinal(0) layout({layout})
-    count(%device: !hal.device) -> (index, index, index) {{
-%x = arith.constant {-(-rows // per)} : index
-%one = arith.constant 1 : index
-hal.return %x, %one, %one : index, index, index
-}}
-builtin.module {{
-func.func @partials() {{
-%c0 = arith.constant 0 : index
-%c1 = arith.constant 1 : index
-%per = arith.constant {per} : index
-%rows = arith.constant {rows} : index
-%cols = arith.constant {cols} : index
-%lanes = arith.constant {lanes} : index
-%distance = arith.constant {PREFETCH_BYTES // size} : index
-%last = arith.constant {n - lanes} : index
-{offsets}
-%zero = arith.constant dense<0.0> : {vec}
-%in = {bind} binding(0) alignment(64) offset(%c0) flags(ReadOnly) : {flat}
-%out = {bind} binding(1) alignment(64) offset(%c0) : memref<{rows}x{elem}>
-%w = hal.interface.workgroup.id[0] : index
-%first = arith.muli %w, %per : index
-%end = arith.addi %first, %per : index
-%stop = arith.minui %end, %rows : index
-scf.for %r = %first to %stop step %c1 {{
-%base = arith.muli %r, %cols : index
-%acc = scf.for %k = %c0 to %cols step %lanes iter_args(%a = %zero) -> ({vec}) {{
-%at = arith.addi %base, %k : index
-%far = arith.addi %at, %distance : index
-%ahead = arith.minui %far, %last : index
-{chr(10).join(prefetches)}
-%v = vector.load %in[%at] : {flat}, {vec}
-%s = arith.addf %a, %v : {vec}
-scf.yield %s : {vec}
-}}
-%sum = vector.reduction <add>, %acc : {vec} into {elem}
-memref.store %sum, %out[%r] : memref<{rows}x{elem}>
-}}
-return
-}}
-}}
-}}"""
 
 
 def _wide_accumulators(em, pieces: ShapedArray, split) -> str:
