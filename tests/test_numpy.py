@@ -1,5 +1,6 @@
 """ember.numpy against NumPy (and JAX when installed): broadcasting, size 0, inf/nan, dtypes."""
 
+import contextlib
 import warnings
 
 import ml_dtypes
@@ -12,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import ember
 import ember.numpy as enp
-from ember.compiler import iree_driver
+from ember.compiler import iree_driver, pipeline
 from ember.dialect import VerifyError
 from ember.dialect.types import bfloat16
 from helpers import assert_close, setting
@@ -276,9 +277,21 @@ def test_matmul_and_dot(shapes, data):
 PACKED_SHAPES = [(48, 1024, 700), (100, 801, 430), (60, 977, 580)]
 
 
+@contextlib.contextmanager
+def register_tiles():
+    """CPU modules lowered by ember-lower-to-linalg-avx512 whatever this CPU is (the pipeline
+    picks it on full-width AVX-512 only; the tiles are IR, compiled for this CPU)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pipeline, "linalg_passes", lambda target: (
+            "ember-lower-to-linalg-avx512", *pipeline.LINALG_PASSES[1:])
+            if iree_driver.is_cpu(target) else pipeline.LINALG_PASSES)
+        yield
+
+
 @given(mkn=st.sampled_from(PACKED_SHAPES), transposed=st.tuples(st.booleans(), st.booleans()),
        seed=st.integers(0, 2**32 - 1))
 def test_packed_matmul_against_numpy_and_jax(mkn, transposed, seed):
+    """Ember's register tiles on any CPU, the pipeline's choice here or not."""
     import jax  # the oracle (a test dependency)
 
     m, k, n = mkn
@@ -289,10 +302,10 @@ def test_packed_matmul_against_numpy_and_jax(mkn, transposed, seed):
     def product(np_, x, y):
         return (x.T if transposed[0] else x) @ (y.T if transposed[1] else y)
 
-    f = ember.jit(lambda x, y: product(enp, x, y))
-    on_avx512 = "+avx512f" in iree_driver.cpu_features(iree_driver.target("cpu"))[1]
-    assert ("linalg.mmt4d" in f.lower(*args).as_text("linalg")) == on_avx512
-    out = np.asarray(f(*args))
+    with register_tiles():
+        f = ember.jit(lambda x, y: product(enp, x, y))
+        assert "linalg.mmt4d" in f.lower(*args).as_text("linalg")
+        out = np.asarray(f(*args))
     expected = np.asarray(jax.jit(lambda x, y: product(jax.numpy, x, y))(*args))
     assert out.shape == expected.shape and out.dtype == expected.dtype
     # A float32 product's rounding grows as eps * sqrt(depth) * sum|a_i b_i|, each element its
@@ -309,8 +322,8 @@ def test_packed_matmul_against_numpy_and_jax(mkn, transposed, seed):
 
 def test_a_scans_weights_are_packed_once_before_its_loop():
     """The linalg phase hoists loop-invariant work (LICM): an RNN cell's weight, read but
-    never changed by the scan, is packed before the loop (on AVX-512 CPUs, where products
-    are packed), and its values match a Python loop's."""
+    never changed by the scan, is packed before the loop (in ember-lower-to-linalg-avx512's
+    lowering, which packs products), and its values match a Python loop's."""
     rng = np.random.default_rng(0)
     h0, w = rng.standard_normal((48, 128)).astype(np.float32), (
         rng.standard_normal((128, 128)) * 0.05).astype(np.float32)  # packed: in a loop
@@ -319,10 +332,10 @@ def test_a_scans_weights_are_packed_once_before_its_loop():
     def rnn(h, xs, w):
         return ember.lax.scan(lambda c, x: (enp.tanh(c @ w + x), None), h, xs)[0]
 
-    text = ember.jit(rnn).lower(h0, xs, w).as_text("linalg")
-    if "+avx512f" in iree_driver.cpu_features(iree_driver.target("cpu"))[1]:
-        packs = [line for line in text.splitlines() if "linalg.pack %arg2" in line]
-        assert len(packs) == 1 and text.index(packs[0]) < text.index("scf.for"), text
+    with register_tiles():
+        text = ember.jit(rnn).lower(h0, xs, w).as_text("linalg")
+    packs = [line for line in text.splitlines() if "linalg.pack %arg2" in line]
+    assert len(packs) == 1 and text.index(packs[0]) < text.index("scf.for"), text
     want = h0.astype(np.float64)
     for x in xs:
         want = np.tanh(want @ w + x)
