@@ -210,11 +210,15 @@ def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: se
 # dims) whose rows have at least ROW_GATHER_MIN elements copies them with
 # iree_linalg_ext.gather: contiguous vector loads, where reading each element at a loaded
 # coordinate (tensor.extract) is a hardware gather. The rows are viewed as (length / k, k),
-# k the first of ROW_VIEW_LANES that divides their length: IREE then tiles whole vectors,
-# where a flat row of 1000 was cut into tiles of 50 (ember against itself in one process,
-# (1000, 1000) f32: half its rows by index 269 -> 173 us, mirrored 421 -> 292 us).
+# k the largest divisor of their length from 16 to ROW_VIEW_LANES, else 8 where it divides:
+# IREE then tiles whole pieces of k, where a flat row of 1000 was cut into tiles of 50 (Ember
+# against itself in one process, (1000, 1000) f32: half its rows by index 269 -> 173 us,
+# mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32 to 64 (Zen 4, medians of
+# 15 rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us (k = 50; JAX 150), of
+# (1000, 1024) 178 -> 153 (JAX 254), of (1000, 768) 148 -> 127 (JAX 203); half the rows by
+# index 155 -> 121 us (JAX 125), 118 -> 104, 96 -> 84. Pieces of 128 and 200: slower again.
 ROW_GATHER_MIN = 16
-ROW_VIEW_LANES = (16, 8)
+ROW_VIEW_LANES = 64
 
 
 def _normalized_index(em: Emitter, i: str, idx: ShapedArray, n: int) -> str:
@@ -283,7 +287,7 @@ def _gather_rows(em: Emitter, source: str, x: ShapedArray, lead: int, pos: str,
     """Rows of `source` (its first `lead` dims flattened, the rest a row) at `pos` (i64 row
     numbers, in bounds), in `result`'s shape: iree_linalg_ext.gather of the rows' view."""
     count, length = positions.size, int(np.prod(x.shape[lead:]))
-    lanes = next((k for k in ROW_VIEW_LANES if length % k == 0), 1)
+    lanes = next((k for k in (*range(ROW_VIEW_LANES, 15, -1), 8) if length % k == 0), 1)
     row = (length // lanes, lanes) if lanes > 1 else (length,)
     rows = ShapedArray((x.size // length, *row), x.dtype)
     out = ShapedArray((count, *row), x.dtype)
