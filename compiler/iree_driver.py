@@ -144,7 +144,16 @@ GPU_TARGETS = {
 # Process-global LLVM options (not accepted per session). IREE masks every vector access by
 # default and AMD's masked moves are slow: peeling the tail took a 1M-element elementwise
 # kernel from 1.22 ms to 0.23 ms on this machine.
-GLOBAL_FLAGS = ("--iree-llvmcpu-vector-pproc-strategy=peel",)
+# Command buffers resolve their buffers when they run, not when they are recorded: IREE
+# records a one-shot command buffer on the host naming the buffers the queue allocates for
+# it, and the local-task driver failed a recording that named one whose allocation was still
+# waiting ("transient buffer has not been committed"). Two host loops writing one carried
+# buffer in place with a product in their body (a fori_loop of 3 trips, then one of 2;
+# ember-unroll-loops' loop of 8 bodies a trip, then the trips left) failed every call; so
+# does iree-run-module on the module. Cost: the scan RNN row 12.5 -> 13.2 ms (medians of 5
+# processes of 11 rounds), the dispatch rows within noise.
+GLOBAL_FLAGS = ("--iree-llvmcpu-vector-pproc-strategy=peel",
+                "--iree-hal-force-indirect-command-buffers")
 
 _STDERR_LOCK = threading.Lock()
 

@@ -7,6 +7,7 @@ are never written.
 """
 
 import numpy as np
+import pytest
 from conftest import few_examples
 from hypothesis import given
 from hypothesis import strategies as st
@@ -177,3 +178,40 @@ def test_scan_stacks_in_place_and_reads_xs_without_copies():
     copies = [line for line in stream.splitlines()
               if "stream.cmd.copy" in line and f", %c{stacked} :" in line]
     assert not copies, copies
+
+
+@pytest.mark.parametrize("first,second", [(3, 2), (16, 3)])
+def test_host_loops_writing_one_buffer_in_place_run_on_the_workers(first, second):
+    """Two host loops writing one carried buffer in place, a product in their body (worker
+    threads: 256 x 100 by 100 x 100 a trip, too narrow for Ember's register tiles), and a
+    scan whose unrolled loop leaves trips (50 = 6 x 8 + 2). IREE recorded command buffers
+    naming buffers whose queue allocation was still waiting, and the local-task driver failed
+    every call ("transient buffer has not been committed"); values against NumPy."""
+    rng = np.random.default_rng(0)
+    n = first + second
+    h0 = np.zeros((256, 100), np.float32)
+    xs = (rng.standard_normal((max(n, 50), 256, 100)) * 0.1).astype(np.float32)
+    w = (rng.standard_normal((100, 100)) * 0.1).astype(np.float32)
+
+    def loops(h, xs):
+        def body(i, carry):
+            h, buf = carry
+            h = enp.tanh(h @ w + xs[i])
+            return h, buf.at[i].set(h)
+
+        carry = lax.fori_loop(0, first, body, (h, enp.zeros((n, 256, 100), np.float32)))
+        return lax.fori_loop(first, n, body, carry)
+
+    def scan(h, xs):
+        return lax.scan(lambda c, x: (enp.tanh(c @ w + x),) * 2, h, xs)
+
+    want, stack = h0.astype(np.float64), []
+    for x in xs:
+        want = np.tanh(want @ w + x)
+        stack.append(want)
+    h, buf = ember.jit(loops)(h0, xs)
+    assert_close(buf, np.stack(stack[:n]).astype(np.float32), rtol=1e-4, atol=1e-5)
+    assert_close(h, stack[n - 1].astype(np.float32), rtol=1e-4, atol=1e-5)
+    h, ys = ember.jit(scan)(h0, xs[:50])
+    assert_close(ys, np.stack(stack[:50]).astype(np.float32), rtol=1e-4, atol=1e-5)
+    assert_close(h, stack[49].astype(np.float32), rtol=1e-4, atol=1e-5)
