@@ -12,7 +12,6 @@ from ember.dialect.types import Dim, ShapedArray, kind, symbolic
 from .emitter import (
     Emitter,
     affine_map,
-    compilation_info,
     etype,
     identity_map,
     iterators,
@@ -210,19 +209,15 @@ def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: se
 # On CPU targets, a gather of whole rows (take along the leading axis, a reversal of leading
 # dims) whose rows have at least ROW_GATHER_MIN elements copies them with
 # iree_linalg_ext.gather: contiguous vector loads, where reading each element at a loaded
-# coordinate (tensor.extract) is a hardware gather. Rows of floats or integers of at most
-# ROW_TILE elements carry a `compilation_info`: whole rows, ROW_TILE elements of them a
-# workgroup, read 64 bytes a step (IREE's own choice cut a row of 1000 into tiles of 50: 3
-# vectors and 2 scalars). (A longer row tiled this way made IREE vectorize the fused
-# consumer as one vector of the whole tile, which it refuses.) Other rows are viewed as
-# (length / k, k), k the largest divisor of the length from 16 to ROW_VIEW_LANES, else 8:
-# IREE tiles whole pieces of k. (1000, 1000) float32, Ember against itself and JAX in one
-# process (Zen 4, medians of 15 rounds): flip + 1, views of (125, 8) -> (20, 50): 247 ->
-# 156 us (JAX 150); views of (20, 50) -> whole rows 8 a workgroup, two runs: 225 -> 154 and
-# 261 -> 194 us (JAX 171, 274); half the rows by index 143 -> 117 (JAX 198). 4 rows a
-# workgroup ran as fast as 8; 25 or 50 slower; views of 128 or 200 slower than of 50.
+# coordinate (tensor.extract) is a hardware gather. The rows are viewed as (length / k, k),
+# k the largest divisor of their length from 16 to ROW_VIEW_LANES, else 8 where it divides:
+# IREE then tiles whole pieces of k, where a flat row of 1000 was cut into tiles of 50 (Ember
+# against itself in one process, (1000, 1000) f32: half its rows by index 269 -> 173 us,
+# mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32 to 64 (Zen 4, medians of
+# 15 rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us (k = 50; JAX 150), of
+# (1000, 1024) 178 -> 153 (JAX 254), of (1000, 768) 148 -> 127 (JAX 203); half the rows by
+# index 155 -> 121 us (JAX 125), 118 -> 104, 96 -> 84. Pieces of 128 and 200: slower again.
 ROW_GATHER_MIN = 16
-ROW_TILE = 8192
 ROW_VIEW_LANES = 64
 
 
@@ -292,20 +287,13 @@ def _gather_rows(em: Emitter, source: str, x: ShapedArray, lead: int, pos: str,
     """Rows of `source` (its first `lead` dims flattened, the rest a row) at `pos` (i64 row
     numbers, in bounds), in `result`'s shape: iree_linalg_ext.gather of the rows' view."""
     count, length = positions.size, int(np.prod(x.shape[lead:]))
-    size, info = x.dtype.itemsize, ""
-    if kind(x.dtype) in "fiu" and size in (1, 2, 4, 8) and length <= ROW_TILE:
-        lanes = 1
-        info = (" {compilation_info = " + compilation_info(
-            f"distribution = [{ROW_TILE // length}, 0], vector_common_parallel = "
-            f"[1, {64 // size}]", "LinalgExtTileAndVectorize") + "}")
-    else:
-        lanes = next((k for k in (*range(ROW_VIEW_LANES, 15, -1), 8) if length % k == 0), 1)
+    lanes = next((k for k in (*range(ROW_VIEW_LANES, 15, -1), 8) if length % k == 0), 1)
     row = (length // lanes, lanes) if lanes > 1 else (length,)
     rows = ShapedArray((x.size // length, *row), x.dtype)
     out = ShapedArray((count, *row), x.dtype)
     flat_pos = ShapedArray((count,), positions.dtype)
     name = em.fresh()
-    em.emit(f"{name} = iree_linalg_ext.gather{info} dimension_map = [0] "
+    em.emit(f"{name} = iree_linalg_ext.gather dimension_map = [0] "
             f"ins({em.reshape(source, x, rows)}, {em.reshape(pos, positions, flat_pos)} : "
             f"{ttype(rows)}, {ttype(flat_pos)}) outs({em.empty(out)} : {ttype(out)}) -> "
             f"{ttype(out)}")
