@@ -210,8 +210,9 @@ def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: se
 # dims) whose rows have at least ROW_GATHER_MIN elements copies them with
 # iree_linalg_ext.gather: contiguous vector loads, where reading each element at a loaded
 # coordinate (tensor.extract) is a hardware gather. The rows are viewed as (length / k, k),
-# k the largest divisor of their length from 16 to ROW_VIEW_LANES, else 8 where it divides:
-# IREE then tiles whole pieces of k, where a flat row of 1000 was cut into tiles of 50 (Ember
+# k the largest divisor of their length from 16 to ROW_VIEW_LANES below the length, else 8
+# (rows no such k divides read element by element: see _row_lanes). IREE then tiles whole
+# pieces of k, where a flat row of 1000 was cut into tiles of 50 (Ember
 # against itself in one process, (1000, 1000) f32: half its rows by index 269 -> 173 us,
 # mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32 to 64 (Zen 4, medians of
 # 15 rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us (k = 50; JAX 150), of
@@ -287,8 +288,8 @@ def _gather_rows(em: Emitter, source: str, x: ShapedArray, lead: int, pos: str,
     """Rows of `source` (its first `lead` dims flattened, the rest a row) at `pos` (i64 row
     numbers, in bounds), in `result`'s shape: iree_linalg_ext.gather of the rows' view."""
     count, length = positions.size, int(np.prod(x.shape[lead:]))
-    lanes = next((k for k in (*range(ROW_VIEW_LANES, 15, -1), 8) if length % k == 0), 1)
-    row = (length // lanes, lanes) if lanes > 1 else (length,)
+    lanes = _row_lanes(length)
+    row = (length // lanes, lanes)
     rows = ShapedArray((x.size // length, *row), x.dtype)
     out = ShapedArray((count, *row), x.dtype)
     flat_pos = ShapedArray((count,), positions.dtype)
@@ -306,9 +307,18 @@ def _gather_rows(em: Emitter, source: str, x: ShapedArray, lead: int, pos: str,
 def _copies_rows(x: ShapedArray, lead: int) -> bool:
     """Whether a gather over `x`'s first `lead` dims copies rows: static, not empty, not
     complex (IREE vectorizes no complex `vector.transfer_read`), rows of at least
-    ROW_GATHER_MIN elements."""
+    ROW_GATHER_MIN elements that _row_lanes cuts into pieces."""
     return (0 < lead < x.ndim and not symbolic(x.shape) and x.size > 0 and kind(x.dtype) != "c"
-            and int(np.prod(x.shape[lead:])) >= ROW_GATHER_MIN)
+            and int(np.prod(x.shape[lead:])) >= ROW_GATHER_MIN
+            and _row_lanes(int(np.prod(x.shape[lead:]))) is not None)
+
+
+def _row_lanes(length: int) -> int | None:
+    """The pieces a gathered row of `length` elements is viewed in (see ROW_VIEW_LANES), or
+    None: a row viewed whole (flat, or one piece) made IREE vectorize a scatter fused after
+    the gather as one vector of all the gathered rows, which it refuses to compile."""
+    return next((k for k in (*range(ROW_VIEW_LANES, 15, -1), 8) if length % k == 0
+                 and k < length), None)
 
 
 _SCATTER_COMBINE = {"add": ops.ADD, "mul": ops.MUL, "min": ops.MIN, "max": ops.MAX}

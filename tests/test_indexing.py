@@ -112,6 +112,23 @@ def test_row_gathers_copy_whole_rows_like_jax(dtype, shape, idx_shape, data):
             assert_close(fn(jnp, jnp.asarray(host), idx), want)
 
 
+@pytest.mark.parametrize("width", [16, 20, 48, 64, 997])
+def test_gathered_rows_feed_a_scatter_and_a_row_sum(width):
+    """Rows gathered by index and scatter-added back, and summed along the row, against
+    NumPy. A row viewed whole (flat, or as one piece) made IREE vectorize the scatter fused
+    after the gather as one vector of all the rows (500 x 20, 500 x 48 floats), which it
+    refuses to compile."""
+    rng = np.random.default_rng(width)
+    x = rng.standard_normal((1000, width)).astype(np.float32)
+    idx = rng.integers(0, 1000, 500).astype(np.int32)
+    want = np.zeros_like(x)
+    np.add.at(want, idx, x[idx])
+    assert_close(ember.jit(lambda x, i: jnp.zeros_like(x).at[i].add(x[i]))(x, idx), want,
+                 rtol=1e-6, atol=1e-6)
+    assert_close(ember.jit(lambda x, i: jnp.sum(jnp.flip(x, 0)[i], axis=1))(x, idx),
+                 x[::-1][idx].sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
 @few_examples(8)
 @given(st.sampled_from(_ROW_DTYPES), st.sampled_from([(3, 16), (2, 3, 4, 16), (5, 2, 17)]),
        st.data())
