@@ -207,18 +207,17 @@ def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: se
 
 
 # On CPU targets, a gather of whole rows (take along the leading axis, a reversal of leading
-# dims) whose rows have at least ROW_GATHER_MIN elements copies them with
-# iree_linalg_ext.gather: contiguous vector loads, where reading each element at a loaded
-# coordinate (tensor.extract) is a hardware gather. The rows are viewed as (length / k, k),
-# k the largest divisor of their length from 16 to ROW_VIEW_LANES below the length, else 8
-# (rows no such k divides read element by element: see _row_lanes). IREE then tiles whole
-# pieces of k, where a flat row of 1000 was cut into tiles of 50 (Ember
-# against itself in one process, (1000, 1000) f32: half its rows by index 269 -> 173 us,
-# mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32 to 64 (Zen 4, medians of
-# 15 rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us (k = 50; JAX 150), of
-# (1000, 1024) 178 -> 153 (JAX 254), of (1000, 768) 148 -> 127 (JAX 203); half the rows by
-# index 155 -> 121 us (JAX 125), 118 -> 104, 96 -> 84. Pieces of 128 and 200: slower again.
-ROW_GATHER_MIN = 16
+# dims) copies them with iree_linalg_ext.gather: contiguous vector loads, where reading each
+# element at a loaded coordinate (tensor.extract) is a hardware gather. The rows are viewed
+# as (length / k, k), k the largest divisor of their length from 16 to ROW_VIEW_LANES below
+# the length, else 8; rows no such k divides (shorter than 16 among them) read element by
+# element (see _row_lanes). IREE then tiles whole pieces of k, where a flat row of 1000 was
+# cut into tiles of 50 (Ember against itself in one process, (1000, 1000) f32: half its rows
+# by index 269 -> 173 us, mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32
+# to 64 (Zen 4, medians of 15 rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us
+# (k = 50; JAX 150), of (1000, 1024) 178 -> 153 (JAX 254), of (1000, 768) 148 -> 127 (JAX
+# 203); half the rows by index 155 -> 121 us (JAX 125), 118 -> 104, 96 -> 84. Pieces of 128
+# and 200: slower again.
 ROW_VIEW_LANES = 64
 
 
@@ -306,10 +305,9 @@ def _gather_rows(em: Emitter, source: str, x: ShapedArray, lead: int, pos: str,
 
 def _copies_rows(x: ShapedArray, lead: int) -> bool:
     """Whether a gather over `x`'s first `lead` dims copies rows: static, not empty, not
-    complex (IREE vectorizes no complex `vector.transfer_read`), rows of at least
-    ROW_GATHER_MIN elements that _row_lanes cuts into pieces."""
+    complex (IREE vectorizes no complex `vector.transfer_read`), rows that _row_lanes cuts
+    into pieces."""
     return (0 < lead < x.ndim and not symbolic(x.shape) and x.size > 0 and kind(x.dtype) != "c"
-            and int(np.prod(x.shape[lead:])) >= ROW_GATHER_MIN
             and _row_lanes(int(np.prod(x.shape[lead:]))) is not None)
 
 
