@@ -78,7 +78,7 @@ def _in_block(op: mlir.Operation, block: mlir.Block) -> mlir.Operation | None:
     return None
 
 
-def _mergeable(insert: mlir.Operation, order: dict[mlir.Operation, float],
+def _mergeable(insert: mlir.Operation, order: dict[mlir.Operation, int],
                block: mlir.Block) -> mlir.Operation | None:
     """The producer of `insert`'s update when the two can be one fusion, else None."""
     dest, update, *starts = list(insert.operands)
@@ -111,8 +111,7 @@ def _mergeable(insert: mlir.Operation, order: dict[mlir.Operation, float],
     return source
 
 
-def _merge(insert: mlir.Operation, source: mlir.Operation,
-           order: dict[mlir.Operation, float]) -> None:
+def _merge(insert: mlir.Operation, source: mlir.Operation) -> None:
     """One ember.fusion, in `insert`'s place (and order), computing `source`'s result and
     inserting it; the update's other readers read the result's window, just after."""
     dest, update, *starts = list(insert.operands)
@@ -136,8 +135,6 @@ def _merge(insert: mlir.Operation, source: mlir.Operation,
             clone_mapped([source], mapping)
         clone_mapped([insert], mapping)
         eir.build(ops.YIELD, [mapping[insert.results[0]]], {}, ())
-    at = order[insert]
-    order[fusion.operation] = at
     written = fusion.results[0]
     insert.results[0].replace_all_uses_with(written)
     if any(use.owner.operation != insert for use in update.uses):
@@ -146,7 +143,6 @@ def _merge(insert: mlir.Operation, source: mlir.Operation,
                                {"sizes": list(eir.aval_of(update).shape)},
                                eir.aval_of(update))
         update.replace_all_uses_with(window.results[0])
-        order[window.operation] = at + 0.5
     insert.erase()
     source.erase()
 
@@ -158,13 +154,25 @@ def window_stores(block: mlir.Block) -> None:
             for region in op.operation.regions:
                 for inner in region.blocks:
                     window_stores(inner)
+    start = 0
+    while (merged := _merge_next(block, start)) is not None:
+        start = merged
+
+
+def _merge_next(block: mlir.Block, start: int) -> int | None:
+    """Merge the first mergeable insert from position `start` of `block`; its position
+    afterwards (None: none is left). The order is read afresh each time: an op's key is its
+    address, which an erased op's successor may take."""
     block_ops = [o.operation for o in block.operations]
-    order: dict[mlir.Operation, float] = {op: i for i, op in enumerate(block_ops)}
-    for op in block_ops:
+    order = {op: i for i, op in enumerate(block_ops)}
+    for i in range(start, len(block_ops)):
+        op = block_ops[i]
         if eir.opdef(op) is ops.DYNAMIC_UPDATE_SLICE:
             source = _mergeable(op, order, block)
             if source is not None:
-                _merge(op, source, order)
+                _merge(op, source)
+                return i  # the fusion takes the insert's place, one up (the source left)
+    return None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import iree.runtime as rt
 from iree.runtime import _binding
+from iree.runtime import flags as rt_flags
+
+from . import topology
 
 # Devices, contexts and modules live in process-wide caches until exit; nanobind would list
 # each of them as "leaked" at interpreter shutdown. They are not leaks: silence the checker.
@@ -62,8 +65,32 @@ _CACHED_DRIVERS = frozenset({"local-task", "local-sync"})
 @functools.cache
 def _hal_device(driver: str) -> rt.HalDevice:
     _started.add(driver)
+    if driver not in _THREADED:
+        return _immortal(_create(driver, topology.Workers(None, "")))
+    workers = topology.chosen()
+    try:
+        device = _create(driver, workers)
+    except (RuntimeError, ValueError) as e:  # IREE raises ValueError for a bad topology
+        if workers.count is not None:
+            raise
+        # IREE's topology query found no cores (some VMs) or failed: count them ourselves.
+        workers = topology.fallback()
+        topology.logger.debug("IREE's CPU topology failed (%s); %s runs %s worker threads "
+                              "(%s)", str(e).splitlines()[0], driver, workers.count,
+                              workers.reason)
+        device = _create(driver, workers)
+    else:
+        if workers.count is not None:
+            topology.logger.debug("%s runs %s worker threads (%s)", driver, workers.count,
+                                  workers.reason)
+    return _immortal(device)
+
+
+def _create(driver: str, workers: topology.Workers) -> rt.HalDevice:
+    if workers.flags():  # read by the driver when it creates its executor
+        rt_flags.parse_flags(*workers.flags())
     allocators = [_CACHING] if driver in _CACHED_DRIVERS else None
-    return _immortal(rt.get_driver(driver).create_default_device(allocators=allocators))
+    return rt.get_driver(driver).create_default_device(allocators=allocators)
 
 
 # Whether this process was forked after a threaded device started: the child has the device

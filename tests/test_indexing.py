@@ -311,6 +311,29 @@ def test_window_stores_write_elementwise_updates_in_place(data):
             assert_close(k, x)
 
 
+@pytest.mark.parametrize("shape, steps", [((17, 19), 3), ((9,), 4), ((6, 7, 8), 2),
+                                          ((17, 19), 1)])
+def test_python_unrolled_stencils_match_jax(shape, steps):
+    """Jacobi steps unrolled in Python, each an update of the interior computed from the
+    last step's windows: ember-window-stores merged one insert, erased its ops and then read
+    its order of the block by addresses a later op had taken (KeyError at 3 steps of
+    (17, 19))."""
+    interior = (slice(1, -1),) * len(shape)
+
+    def shifted(a, axis, by):
+        return a[tuple(slice(1 + by, a.shape[d] - 1 + by) if d == axis else slice(1, -1)
+                       for d in range(a.ndim))]
+
+    def stencil(a):
+        for _ in range(steps):
+            near = sum(shifted(a, d, s) for d in range(a.ndim) for s in (-1, 1))
+            a = a.at[interior].set(near / (2 * a.ndim))
+        return a
+
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert_close(ember.jit(stencil)(x), jax.jit(stencil)(x), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(7,), (5, 6), (4, 5, 6)])
 def test_updates_of_a_kept_argument_read_its_old_values(shape):
     """Updates of an argument the caller keeps go to a copy of it, and its reads to the
