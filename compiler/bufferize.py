@@ -197,17 +197,76 @@ def _order_after(arg: mlir.Value, result: mlir.Value, chain: set,
             raise Unsafe(why)
     deps = [r for op, _ in late for r in op.results]
     before = _ancestors(writer)
-    for op in [writer, *(c for c in chain if c != writer and c in before)]:
+    points = [writer, *(c for c in chain if c != writer and c in before)]
+    _hoist([op for op, _ in late], points)
+    for op in points:
         for i, v in enumerate(list(op.operands)):
             if not hasattr(v.owner, "operation"):  # an argument: there before any op runs
                 continue
             owner = v.owner.operation
             if owner in chain or owner == writer:
                 continue
+            waits = [v, *(d for d in deps if d != v)]
+            if len({_lifetime(w) for w in waits}) > 1:
+                raise Unsafe(f"{late[0][1]}, and IREE cannot order the write after it")
             with mlir.InsertionPoint(op), op.location:  # (alone, it still stops fusion)
-                after = eir.build(ops.AFTER, [v, *(d for d in deps if d != v)], {},
-                                  eir.aval_of(v))
+                after = eir.build(ops.AFTER, waits, {}, eir.aval_of(v))
             op.operands[i] = after.results[0]
+
+
+def _lifetime(value: mlir.Value) -> str:
+    """Which kind of buffer IREE gives `value`: an argument's ("external": the value views
+    it or is written into it in place), a constant's, or one of its own ("transient").
+    IREE 3.13 fails to compile an optimization barrier (ember.after) whose operands are of
+    different kinds ("all of {operands, results} have same type")."""
+    work, seen = [value], set()
+    kinds = set()
+    while work:
+        v = work.pop()
+        op = producer(v)
+        if op is None:
+            kinds.add("external")
+            continue
+        if op in seen:
+            continue
+        seen.add(op)
+        row = eir.opdef(op)
+        if row is ops.CONSTANT:
+            kinds.add("constant")
+        elif row is ops.AFTER or row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
+            work.append(op.operands[0])  # the value it passes on, or writes into
+        elif row is not None and row.has(Trait.DATA_MOVEMENT):
+            work.extend(op.operands)
+        elif row is not ops.FUSION and row is not None and row.has(Trait.CONTROL_FLOW):
+            # loops update their carries in their initial values' buffers
+            work.extend(o for o in op.operands if o.type == v.type)
+        else:
+            kinds.add("transient")
+    if "external" in kinds:
+        return "external"
+    return "transient" if "transient" in kinds or not kinds else "constant"
+
+
+def _hoist(readers: list[mlir.Operation], points: list[mlir.Operation]) -> None:
+    """Move the `readers` (and what they read that is computed later) up before the first of
+    `points`, where the ordering edges to them go: a reader after the write (a loop reading
+    the donated argument after a fusion that writes into it) must run first, and its
+    results must be defined where the edges use them. Raises Unsafe when a reader depends
+    on one of the points or lies in another block."""
+    block = points[0].block
+    position = {op: i for i, op in enumerate(o.operation for o in block.operations)}
+    if any(op not in position for op in [*readers, *points]):
+        raise Unsafe("the write and the reads it must follow are in different blocks")
+    first = min(points, key=position.__getitem__)
+    moved = set()
+    for reader in readers:
+        for op in [reader, *_ancestors(reader)]:
+            if op in position and position[op] > position[first]:
+                moved.add(op)
+    if moved & set(points):
+        raise Unsafe(f"{_describe(readers[0])} reads what the write computes")
+    for op in sorted(moved, key=position.__getitem__):
+        op.move_before(first)
 
 
 def _arg_attrs(func: mlir.Operation) -> list[dict[str, mlir.Attribute]]:

@@ -152,8 +152,17 @@ GPU_TARGETS = {
 # ember-unroll-loops' loop of 8 bodies a trip, then the trips left) failed every call; so
 # does iree-run-module on the module. Cost: the scan RNN row 12.5 -> 13.2 ms (medians of 5
 # processes of 11 rounds), the dispatch rows within noise.
+# An operation may hold 2048 native vectors, four times IREE's default: IREE 3.13 tiles the
+# unpack after a data-tiled product by its outer dims (fixed upstream in iree-org/iree#24709),
+# and with the 8 x 8 register tiles of AVX2 (smaller on SSE) a product whose result has two
+# readers fused in (an MLP layer's pre-activation, kept for the backward pass, and its ReLU)
+# became a vector<16x4x8x8xf32> transpose: 512 AVX2 registers, 1024 SSE ones, over the
+# limit; the MLP training step failed to compile for every CPU without AVX-512. AVX-512's
+# 16 x 16 tiles stay within the default. The tiled code is still the faster (the step at
+# batch 128 on Zen 4: for haswell 3.2 ms against 3.4 untiled, for x86-64 8.4 against 10.9).
 GLOBAL_FLAGS = ("--iree-llvmcpu-vector-pproc-strategy=peel",
-                "--iree-hal-force-indirect-command-buffers")
+                "--iree-hal-force-indirect-command-buffers",
+                "--iree-llvmcpu-max-allowed-number-of-native-vectors=2048")
 
 _STDERR_LOCK = threading.Lock()
 

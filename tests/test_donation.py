@@ -116,6 +116,47 @@ def test_reads_before_the_write_are_ordered_first_and_tied(fun):
     assert x.is_deleted()
 
 
+def _loop_after_its_reader(x, w):
+    """The fuzzer's seed 3: a fusion reads x into the result x's buffer takes, and a loop
+    carrying x comes after it (an ordering edge to a value defined later)."""
+    first = w[0] / (jnp.abs(x) + 1.0)
+    return ember.lax.fori_loop(0, 3, lambda i, c: jnp.maximum(c, c * c - 1.0), x), first
+
+
+def _window_of_itself(x, w):
+    """The fuzzer's seed 32: an update of a window computed from the window (IREE cannot
+    order a write after reads that are views of the argument)."""
+    return x.at[1:2].add(x[1:2] * 2 + 1)
+
+
+def _numpy_loop_after_its_reader(x, w):
+    first = w[0] / (np.abs(x) + 1.0)
+    for _ in range(3):
+        x = np.maximum(x, x * x - 1.0)
+    return x, first
+
+
+def _numpy_window_of_itself(x, w):
+    x = x.copy()
+    x[1:2] += x[1:2] * 2 + 1
+    return x
+
+
+@pytest.mark.parametrize("fun, reference", [(_loop_after_its_reader, _numpy_loop_after_its_reader),
+                                            (_window_of_itself, _numpy_window_of_itself)])
+def test_fuzzed_donations_compile_and_match_numpy(fun, reference):
+    """Programs the fuzzer (tests/fuzz.py) found failing to compile with x donated: an
+    ordering edge placed before the reader it waits for ("operand does not dominate"), and
+    one joining an argument's view with a computed value (IREE: "all of {operands,
+    results} have same type")."""
+    host = np.arange(10, dtype=np.float32).reshape(5, 2) / 4
+    out, _ = _warned(fun, ember.device_put(host), W[:, :2], donate_argnums=0)
+    want = reference(host, W[:, :2])
+    for got, expected in zip(out if isinstance(out, tuple) else (out,),
+                             want if isinstance(want, tuple) else (want,), strict=True):
+        assert_close(got, np.asarray(expected, np.float32), rtol=1e-5, atol=1e-5)
+
+
 def test_unusable_donation_lists_each_leaf_by_path():
     def f(params, x):
         return jnp.sum(params["w"] * x)

@@ -14,6 +14,9 @@ _DEFAULTS: dict[str, Any] = {
     "ember_check_tracer_leaks": False,
     "ember_strict_donation": False,
     "ember_default_device": "cpu",
+    # The CPU that "cpu" compiles for, by LLVM's name (EMBER_CPU=haswell); None: this
+    # machine's. Code for an older CPU runs here: CI runs the suite once for AVX2 that way.
+    "ember_cpu": None,
     # Linear algebra on the CPU by LAPACK, called from compiled code (as jaxlib calls it);
     # off, it is loops of ember ops, which any IREE runtime runs (ember-compile turns it off).
     "ember_cpu_lapack": True,
@@ -25,7 +28,7 @@ _values: dict[str, Any] = {}
 
 # Settings that change what a trace or its lowering produces: each is part of the jit cache
 # key (as JAX keys on its trace-affecting config). The others, and why they may stay out.
-IN_KEY = ("ember_enable_x64", "ember_default_device", "ember_cpu_lapack")
+IN_KEY = ("ember_enable_x64", "ember_default_device", "ember_cpu", "ember_cpu_lapack")
 NOT_IN_KEY = {
     "ember_explain_cache_misses": "only logs",
     "ember_log_compiles": "only logs",

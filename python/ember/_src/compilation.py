@@ -73,8 +73,17 @@ def place(device: str, parallel: bool = False, matrices: bool = True) -> Placeme
     kind, colon, arch = device.partition(":")
     parallel = kind == "cpu" and parallel
     tiled = kind != "cpu" or matrices
+    cpu = config.read("ember_cpu")
+    if kind == "cpu" and not colon and cpu:  # the CPU "cpu" compiles for
+        colon, arch = ":", cpu
     name = ("cpu-async" if parallel else "cpu") + colon + arch if kind == "cpu" else device
-    target = iree_driver.target(name).name
+    try:
+        target = iree_driver.target(name).name
+    except ValueError as e:
+        if kind == "cpu" and arch == cpu:
+            raise ValueError(f"ember_cpu (EMBER_CPU) names the CPU to compile for: {e}") \
+                from None
+        raise
     return Placement(device, target, platform_of(target), parallel, tiled)
 
 

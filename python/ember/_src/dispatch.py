@@ -101,13 +101,14 @@ def row_reduction(op: OpDef, rows: tuple[np.ndarray, tuple], params: dict,
 def _kernel(op: OpDef, arrays: list[Array], params: dict) -> Array:
     """`op` on `arrays` by its eager kernel, compiled once per signature."""
     device = arrays[0].device if arrays else default_device()
-    x64, default, _ = config.in_key()
-    key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, x64)
+    x64, default, cpu, _ = config.in_key()
+    key = (op, tuple(a.aval for a in arrays), _freeze(params), device, default, cpu, x64)
     compiled = _EAGER.get(key)
     if compiled is None:
         avals = key[1]
+        name = device_name(device)
         signature = CacheKey(optree.tree_structure((0,) * len(avals)), avals, (),
-                             device_name(device), x64)
+                             f"cpu:{cpu}" if cpu and name == "cpu" else name, x64)
         compiled = _EAGER[key] = polymorphic.compile_for(
             signature, lambda k: _trace(op, k, params), _EAGER, (op, key[2]),
             pattern=_rows_pattern(op, avals, params), strict=False)

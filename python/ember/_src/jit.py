@@ -236,12 +236,14 @@ class JitFunction:
             raise
         except (TypeError, OverflowError):
             raise self._bad_argument(dyn_args, dyn_kwargs) from None
-        x64, device, lapack = config.in_key()
+        x64, device, cpu, lapack = config.in_key()
         if self.device is not None:
             device = self.device
         elif self._eager:  # ember.numpy's eager calls run on their operands' device
             device = next((dispatch.device_name(x.device) for x in leaves if type(x) is Array),
                           device)
+        if cpu and device == "cpu":  # ember_cpu names the CPU "cpu" compiles for
+            device = f"cpu:{cpu}"
         return CacheKey(tree, avals, static, device, x64, lapack), leaves
 
     def _split(self, args: tuple, kwargs: dict):
