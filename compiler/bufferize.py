@@ -207,44 +207,26 @@ def _order_after(arg: mlir.Value, result: mlir.Value, chain: set,
             if owner in chain or owner == writer:
                 continue
             waits = [v, *(d for d in deps if d != v)]
-            if len({_lifetime(w) for w in waits}) > 1:
+            if not all(_own_buffer(w) for w in waits):
                 raise Unsafe(f"{late[0][1]}, and IREE cannot order the write after it")
             with mlir.InsertionPoint(op), op.location:  # (alone, it still stops fusion)
                 after = eir.build(ops.AFTER, waits, {}, eir.aval_of(v))
             op.operands[i] = after.results[0]
 
 
-def _lifetime(value: mlir.Value) -> str:
-    """Which kind of buffer IREE gives `value`: an argument's ("external": the value views
-    it or is written into it in place), a constant's, or one of its own ("transient").
-    IREE 3.13 fails to compile an optimization barrier (ember.after) whose operands are of
-    different kinds ("all of {operands, results} have same type")."""
-    work, seen = [value], set()
-    kinds = set()
-    while work:
-        v = work.pop()
-        op = producer(v)
-        if op is None:
-            kinds.add("external")
-            continue
-        if op in seen:
-            continue
-        seen.add(op)
-        row = eir.opdef(op)
-        if row is ops.CONSTANT:
-            kinds.add("constant")
-        elif row is ops.AFTER or row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
-            work.append(op.operands[0])  # the value it passes on, or writes into
-        elif row is not None and row.has(Trait.DATA_MOVEMENT):
-            work.extend(op.operands)
-        elif row is not ops.FUSION and row is not None and row.has(Trait.CONTROL_FLOW):
-            # loops update their carries in their initial values' buffers
-            work.extend(o for o in op.operands if o.type == v.type)
-        else:
-            kinds.add("transient")
-    if "external" in kinds:
-        return "external"
-    return "transient" if "transient" in kinds or not kinds else "constant"
+def _own_buffer(value: mlir.Value) -> bool:
+    """Whether IREE gives `value` a buffer of its own, made by the op computing it: not an
+    argument or a view of one, not a constant, not a value written in place into another
+    (an update, a scatter, a loop's carries). IREE 3.13 fails to compile an optimization
+    barrier (ember.after) joining values of different kinds of buffer ("all of {operands,
+    results} have same type"), so ordering edges join only values of their own."""
+    op = producer(value)
+    while op is not None and eir.opdef(op) is ops.AFTER:
+        op = producer(op.operands[0])
+    row = None if op is None else eir.opdef(op)
+    if row is None or row in (ops.CONSTANT, ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
+        return False
+    return not row.has(Trait.VIEW) and (row is ops.FUSION or not row.has(Trait.CONTROL_FLOW))
 
 
 def _hoist(readers: list[mlir.Operation], points: list[mlir.Operation]) -> None:
@@ -260,11 +242,10 @@ def _hoist(readers: list[mlir.Operation], points: list[mlir.Operation]) -> None:
     first = min(points, key=position.__getitem__)
     moved = set()
     for reader in readers:
-        for op in [reader, *_ancestors(reader)]:
-            if op in position and position[op] > position[first]:
-                moved.add(op)
-    if moved & set(points):
-        raise Unsafe(f"{_describe(readers[0])} reads what the write computes")
+        needed = {reader, *_ancestors(reader)}
+        if needed & set(points):
+            raise Unsafe(f"{_describe(reader)} reads what the write computes")
+        moved |= {op for op in needed if op in position and position[op] > position[first]}
     for op in sorted(moved, key=position.__getitem__):
         op.move_before(first)
 
@@ -445,6 +426,42 @@ def protect_loop_inits(func: mlir.Operation) -> None:
             loop.operands[k + shift] = copy.results[0]
 
 
+def _values(block: mlir.Block):
+    """The op results of `block` and of the blocks of its loops and branches (not of
+    fusions or scalar loop kernels, whose bodies are one dispatch's scalar code)."""
+    for op in block.operations:
+        op = op.operation
+        yield from op.results
+        if eir.opdef(op) in (ops.FUSION, ops.ELEMENTWISE_FOR):
+            continue
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _values(inner)
+
+
+def protect_captured(func: mlir.Operation) -> None:
+    """A value written in place that a nested region also reads (a loop body capturing it,
+    not carrying it) is copied first, and the write goes to the copy: IREE keeps a value's
+    buffer from in-place writes while later ops of its own block read it, not while a
+    region nested in one does (a scatter into a scan's xs after the scan gave the scan the
+    scattered rows)."""
+    for value in list(_values(body(func))):
+        definer = value.owner.operation
+        block = definer.block
+        if (not any(use.owner.operation.block != block for use in value.uses)
+                or written_in_place(value) is None):
+            continue
+        with mlir.InsertionPoint.after(definer), definer.location:
+            copy = eir.build(ops.COPY, [value], {}, (eir.aval_of(value),))
+        for use in list(value.uses):
+            user, k = use.owner.operation, use.operand_number
+            if user == copy.operation or user.block != block:
+                continue
+            onward = _passed_on(user, k)
+            if onward is None or any(written_in_place(v) is not None for v in onward):
+                user.operands[k] = copy.results[0]
+
+
 def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
     """The values whose buffer `value` may be, as IREE bufferizes: itself, or what it views
     (a reshape's operand) or passes through (a branch's yields, a loop's initial and yielded
@@ -544,4 +561,5 @@ class Bufferize:
         _set_arg_attrs(func, attrs)
         protect_arguments(func, attrs)
         protect_loop_inits(func)
+        protect_captured(func)
         own_results(func, attrs)

@@ -100,6 +100,11 @@ class Emitter:
     # split reductions' first steps keep this many bytes of accumulators (0: IREE's choice;
     # see lower_to_linalg._wide_accumulators).
     reduction_bytes: int = 0
+    # Strided views (a tensor.extract_slice with a step other than 1) -> (the sliced value,
+    # its type, starts, steps): IREE 3.13 fails to translate a dispatch reading one with
+    # tensor.extract to LLVM ("unrealized_conversion_cast"), so element reads go to the
+    # sliced value at the view's coordinates (lower_indexing.extract).
+    strided: dict = field(default_factory=dict)
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1

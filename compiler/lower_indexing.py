@@ -145,7 +145,25 @@ def lower_slice(em, op, args, avals, params, result) -> str:
     em.emit(f"{name} = tensor.extract_slice {args[0]}[{join(starts)}] "
             f"[{join(result.shape)}] [{join(params['strides'])}] : {ttype(avals[0])} to "
             f"{ttype(result)}")
+    if any(s != 1 for s in params["strides"]) or args[0] in em.strided:
+        em.strided[name] = (args[0], avals[0], starts, params["strides"])
     return name
+
+
+def extract(em: Emitter, value: str, aval: ShapedArray, coords: list[str]) -> str:
+    """Emits (in a generic's body) a read of `value` at `coords`, from the value a strided
+    view slices where it is one (Emitter.strided); returns the element's name."""
+    while value in em.strided:
+        value, aval, starts, steps = em.strided[value]
+        moved = []
+        for c, start, step in zip(coords, starts, steps, strict=True):
+            at = em.fresh("s")
+            em.emit(f"  {at} = affine.apply affine_map<(d0) -> (d0 * {step} + {start})>({c})")
+            moved.append(at)
+        coords = moved
+    out = em.fresh("e")
+    em.emit(f"  {out} = tensor.extract {value}[{', '.join(coords)}] : {ttype(aval)}")
+    return out
 
 
 def lower_rev(em, op, args, avals, params, result) -> str:
@@ -161,9 +179,7 @@ def lower_rev(em, op, args, avals, params, result) -> str:
 
     def body(_, __):
         coords = [_mirrored_index(em, d, n, d in dims) for d, n in enumerate(result.shape)]
-        out = em.fresh("r")
-        em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {ttype(avals[0])}")
-        return out
+        return extract(em, args[0], x, coords)
 
     return em.generic([], em.empty(result), result, identity_map(result.ndim),
                       iterators(result.ndim), body)
@@ -259,9 +275,7 @@ def lower_take(em, op, args, avals, params, result) -> str:
             c = em.fresh("g")
             em.emit(f"  {c} = linalg.index {d if d < axis else d + k - 1} : index")
             coords.append(c)
-        out = em.fresh("g")
-        em.emit(f"  {out} = tensor.extract {args[0]}[{', '.join(coords)}] : {ttype(x)}")
-        return out
+        return extract(em, args[0], x, coords)
 
     return em.generic([(args[1], idx, idx_map)], em.empty(result), result,
                       identity_map(result.ndim), iterators(result.ndim), body)

@@ -9,6 +9,7 @@ from .opdef import require as _require
 from .types import ShapedArray, kind
 
 _MOVE = frozenset({Trait.PURE, Trait.DATA_MOVEMENT})
+_VIEW = _MOVE | {Trait.VIEW}
 
 
 def _slice() -> OpDef:
@@ -26,7 +27,7 @@ def _slice() -> OpDef:
         return x[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices,
                                                                strides, strict=True))]
 
-    return OpDef("ember.slice", ("operand",), infer, reference, _MOVE,
+    return OpDef("ember.slice", ("operand",), infer, reference, _VIEW,
                  {"start_indices": Attr.I64_ARRAY, "limit_indices": Attr.I64_ARRAY,
                   "strides": Attr.I64_ARRAY},
                  doc="A static strided slice (XLA's slice): positive strides only.")

@@ -21,6 +21,7 @@ class Trait(enum.Enum):
     REDUCTION = "reduction"
     CONTRACTION = "contraction"
     DATA_MOVEMENT = "data_movement"
+    VIEW = "view"  # lowered to a view of its operand (extract_slice, expand/collapse_shape)
     CONSTANT = "constant"
     CONTROL_FLOW = "control_flow"  # holds regions (branches, loop bodies) ending in ember.yield
     SIDE_EFFECTS = "side_effects"  # observable beyond its results (debug printing)

@@ -612,7 +612,7 @@ def _reshape() -> OpDef:
         return np.reshape(x, shape)
 
     return OpDef("ember.reshape", ("operand",), infer, reference,
-                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}), type_params=("shape",),
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT, Trait.VIEW}), type_params=("shape",),
                  doc="Row-major reshape.")
 
 
@@ -803,7 +803,8 @@ def _dynamic_slice() -> OpDef:
         return x[tuple(slice(a, a + n) for a, n in zip(at, sizes, strict=True))]
 
     return OpDef("ember.dynamic_slice", ("operand", "*start_indices"), infer, reference,
-                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT}), {"sizes": Attr.I64_ARRAY},
+                 frozenset({Trait.PURE, Trait.DATA_MOVEMENT, Trait.VIEW}),
+                 {"sizes": Attr.I64_ARRAY},
                  doc="A `sizes` window at run-time starts, clamped into bounds (as XLA does).")
 
 

@@ -193,8 +193,9 @@ class Generator:
         v = self.pick()
         if v is None:
             return False
-        if v.dtype == FLOAT:
-            return self.emit(v.shape, INT, f"np_.floor({v.name} * 2.0).astype(np_.int32)")
+        if v.dtype == FLOAT:  # clipped: a rounding apart must not be many integers apart
+            return self.emit(v.shape, INT,
+                             f"np_.floor(np_.clip({v.name}, -64, 64) * 2.0).astype(np_.int32)")
         if v.dtype == INT:
             return self.emit(v.shape, FLOAT, f"({v.name}.astype(np_.float32) + 0.5)")
         return self.emit(v.shape, FLOAT, f"{v.name}.astype(np_.float32)")
@@ -366,6 +367,21 @@ class Generator:
         return self.emit(v.shape, FLOAT,
                          f"lax.scan(lambda c, x: (c + x, np_.sin(c) * x), "
                          f"np_.ones({carry}, np_.float32), {v.name})[1]")
+
+
+def parse(source: str, inputs: dict[str, tuple[tuple[int, ...], str]], donate: bool = False,
+          seed: int = 0) -> Program:
+    """The program that `source` (as Program.source prints it) spells, its inputs typed by
+    `inputs` (name -> (shape, dtype)): how a shrunk failure becomes a regression test."""
+    lines = [line.strip() for line in source.strip().splitlines()[2:]]
+    outputs = tuple(n.strip() for n in lines[-1].removeprefix("return (").rstrip(",)")
+                    .split(",") if n.strip())
+    body = []
+    for line in lines[:-1]:
+        name, expr = (part.strip() for part in line.split("=", 1))
+        body.append(Stmt(Var(name, (), ""), expr))  # shapes matter only to the generator
+    return Program(tuple(Var(n, tuple(s), d) for n, (s, d) in inputs.items()), tuple(body),
+                   outputs, donate, seed)
 
 
 def generate(seed: int, size: int | None = None) -> Program:

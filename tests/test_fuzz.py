@@ -1,0 +1,130 @@
+"""The program fuzzer (fuzz.py): its machinery, a fixed-seed budget, and every program it
+found failing, shrunk, as a regression test against JAX (jit and eager)."""
+
+import random
+import warnings
+from types import SimpleNamespace
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import fuzz
+
+# (source as the fuzzer printed it, inputs, donated?): each failed on the commit that fixed it.
+FOUND = [
+    # ember-bufferize ordered the write after a reader defined later ("does not dominate")
+    ("""def program(B, x0, x1):
+    np_, lax = B.np, B.lax
+    v2 = (x1 / (np_.abs(x0) + 1.0))
+    v3 = lax.fori_loop(0, 3, lambda i, c: np_.maximum(c, c * c - 1.0), x0)
+    v4 = v3.reshape((5, 1, 2))
+    return (v4, v2,)""", {"x0": ((5, 2), "float32"), "x1": ((2,), "float32")}, True),
+    # an ordering edge joined a view of the argument with a computed value (IREE refused it)
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v2 = x0.at[1:2:1].add((x0[1:2:1] * 2 + 1))
+    return (v2,)""", {"x0": ((2,), "float32")}, True),
+    ("""def program(B, x0, i3):
+    np_, lax = B.np, B.lax
+    v9 = x0.at[i3].max(np_.ones((1, 1), np_.int32))
+    v10 = (v9 * x0)
+    return (v10,)""", {"x0": ((6, 1), "int32"), "i3": ((1,), "int32")}, True),
+    # ... a reader that depends on the write's own chain was moved above it
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v6 = np_.floor(x0 * 2.5)
+    v7 = np_.sort(v6, axis=0)
+    v8 = np_.sort(v7, axis=1)
+    return (v8,)""", {"x0": ((5, 1), "float32")}, True),
+    ("""def program(B, x0, x1):
+    np_, lax = B.np, B.lax
+    v2 = (x0 & x1)
+    v3 = v2.at[1:5:2, 2:4:1, 2:5:2].add((v2[1:5:2, 2:4:1, 2:5:2] * 2 + 1))
+    return (v3,)""", {"x0": ((6, 4, 6), "int32"), "x1": ((1, 4, 1), "int32")}, True),
+    # a reversed read of a strided window: IREE could not translate it to LLVM
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v2 = x0[0:2:1, 1:5:2]
+    v6 = v2.at[::-1, 0:2:1].add((v2[::-1, 0:2:1] * 2 + 1))
+    return (v6,)""", {"x0": ((6, 6), "float32")}, False),
+    # a scatter into a value a scan's body captured ran before the scan read it
+    ("""def program(B, x0, i4):
+    np_, lax = B.np, B.lax
+    v1 = (x0.astype(np_.float32) + 0.5)
+    v3 = lax.scan(lambda c, x: (c + x, np_.sin(c) * x), np_.ones((6,), np_.float32), v1)[1]
+    v9 = v1.at[i4].set(np_.ones((1, 6), np_.float32))
+    return (v9, v3,)""", {"x0": ((6, 6), "int32"), "i4": ((1,), "int32")}, False),
+]
+
+
+@pytest.fixture(scope="module")
+def env():
+    return fuzz.backends()
+
+
+@pytest.mark.parametrize("source, inputs, donate", FOUND)
+def test_found_programs_match_jax(env, source, inputs, donate):
+    program = fuzz.parse(source, inputs, donate, seed=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unusable donations are fine here
+        for seed in (7, 8):  # two sets of values
+            outcome = fuzz.run(fuzz.replace(program, seed=seed), env)
+            assert outcome.failure == "", outcome.detail
+
+
+def test_a_fixed_seed_budget_of_programs_matches_jax(env):
+    """Three modules of eight random programs each, jit and eager (CI's longer budget runs
+    `python tests/fuzz.py --seconds 90` after the suite)."""
+    programs = [fuzz.generate(seed) for seed in range(9000, 9024)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcomes = [o for k in range(0, 24, 8) for o in fuzz.run_batch(programs[k:k + 8], env)]
+    failed = [fuzz.report(o) for o in outcomes if o.failure]
+    assert not failed, "\n".join(failed)
+
+
+@pytest.mark.unit
+def test_generated_programs_are_well_typed():
+    """JAX runs (nearly) every generated program: the generator's types and shapes hold."""
+    refused = []
+    for seed in range(150):
+        program = fuzz.generate(seed)
+        fun = program.function()
+        try:
+            jax.eval_shape(lambda *a, f=fun: f(SimpleNamespace(np=jnp, lax=jax.lax), *a),
+                           *program.values())
+        except Exception as e:  # noqa: BLE001 - counted, then shown
+            refused.append(f"{seed}: {type(e).__name__}: {e}")
+    assert len(refused) <= 3, "\n".join(refused)
+
+
+@pytest.mark.unit
+def test_shrinking_finds_the_planted_bug():
+    """Ember replaced by JAX with a wrong `tanh`: a failing program shrinks to the
+    statements that reach a tanh, and the printed source still fails."""
+    class Wrong:
+        def __getattr__(self, name):
+            return getattr(jnp, name)
+
+        @staticmethod
+        def tanh(x):
+            return jnp.tanh(x) + 1.0
+
+    fake = SimpleNamespace(jit=lambda f, **kw: jax.jit(f), device_put=jnp.asarray)
+    env = (fake, SimpleNamespace(np=Wrong(), lax=jax.lax), jax,
+           SimpleNamespace(np=jnp, lax=jax.lax))
+    rng, failing = random.Random(0), None
+    while failing is None:
+        program = fuzz.generate(rng.randrange(1 << 30), size=10)
+        if "tanh(" in program.source() and len(program.body) >= 6:
+            outcome = fuzz.run(program, env)
+            failing = outcome if outcome.failure else None
+    small = fuzz.shrink(failing, env, budget_s=60)
+    assert small.failure == failing.failure
+    assert len(small.program.body) < len(failing.program.body)
+    assert "tanh(" in small.program.source()
+    assert fuzz.run(fuzz.parse(small.program.source(),
+                               {v.name: (v.shape, v.dtype) for v in small.program.inputs},
+                               small.program.donate, small.program.seed), env).failure
+    assert small.program.source() in fuzz.report(small)
