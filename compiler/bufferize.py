@@ -330,14 +330,14 @@ def _carried(loop: mlir.Operation, k: int) -> list[mlir.Value]:
 
 
 def _passed_on(user: mlir.Operation, k: int) -> list[mlir.Value] | None:
-    """The values operand k of `user` hands its buffer on to (reshapes, loop carries, region
+    """The values operand k of `user` hands its buffer on to (views, loop carries, region
     results), or None where `user` writes it in place (an ember.dynamic_update_slice or
     ember.scatter into it, which IREE does in place)."""
     row = eir.opdef(user)
     if row in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER) and k == 0:
         return None
-    if row is ops.RESHAPE:
-        return list(user.results)
+    if row is not None and row.has(Trait.VIEW):  # a slice or reshape views it
+        return list(user.results) if k == 0 else []
     if row in (ops.FOR, ops.WHILE):
         k -= 2 if row is ops.FOR else 0  # ember.for's bounds come first
         return _carried(user, k) if k >= 0 else []
@@ -353,7 +353,7 @@ def _passed_on(user: mlir.Operation, k: int) -> list[mlir.Value] | None:
 
 def written_in_place(value: mlir.Value) -> mlir.Operation | None:
     """The in-place write (see `_passed_on`) that `value`'s buffer may reach, through
-    reshapes, loop carries and region results."""
+    views (slices, reshapes), loop carries and region results."""
     seen, work = set(), [value]
     while work:
         v = work.pop()
@@ -369,13 +369,14 @@ def written_in_place(value: mlir.Value) -> mlir.Operation | None:
 
 
 def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:
-    """An argument the caller still owns (not donated, not a ref tied to its result) that
+    """An argument not tied to a result (the caller's, or donated where the donation was
+    unusable: IREE would still write into it while it is read) that
     would be written in place gets a fresh copy first, which the writes then go to. Its
     reads stay on the argument, so they need not wait for the copy: an update computed from
     the argument's own windows runs beside the copy, not after it."""
     block = body(func)
     for i, arg in enumerate(block.arguments):
-        if DONATED in attrs[i] or ALIASED in attrs[i] or written_in_place(arg) is None:
+        if ALIASED in attrs[i] or written_in_place(arg) is None:
             continue
         first = list(block.operations)[0].operation
         with mlir.InsertionPoint(first), first.location:
@@ -464,8 +465,8 @@ def protect_captured(func: mlir.Operation) -> None:
 
 def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
     """The values whose buffer `value` may be, as IREE bufferizes: itself, or what it views
-    (a reshape's operand) or passes through (a branch's yields, a loop's initial and yielded
-    carries)."""
+    (a slice's or reshape's operand) or passes through (a branch's yields, a loop's initial
+    and yielded carries)."""
     roots, seen, work = set(), set(), [value]
     while work:
         v = work.pop()
@@ -487,7 +488,7 @@ def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
             continue
         op = owner.operation if hasattr(owner, "operation") else owner
         row = eir.opdef(op)
-        if row is ops.RESHAPE:
+        if row is not None and row.has(Trait.VIEW):
             work.append(op.operands[0])
         elif row in (ops.IF, ops.CASE):
             k = v.result_number
@@ -505,6 +506,27 @@ def _passed_through(loop: mlir.Operation, k: int) -> list[mlir.Value]:
     shift = 2 if eir.opdef(loop) is ops.FOR else 0
     body_yield = list(loop.regions[-1].blocks[0].operations)[-1].operation
     return [loop.operands[k + shift], body_yield.operands[k]]
+
+
+def protect_returned(func: mlir.Operation) -> None:
+    """An in-place write (of the function's own block) into a buffer that a result also
+    returns as it was before the write gets a copy of its destination: IREE wrote into the
+    view of an argument's copy that the function returned too (x[1:3].reshape(2) and its
+    .at[1].set(...), both returned: the first came back updated)."""
+    block = body(func)
+    ret = list(block.operations)[-1].operation
+    returned = [_buffer_roots(r) for r in ret.operands]
+    for op in list(block.operations):
+        op = op.operation
+        if eir.opdef(op) not in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
+            continue
+        dest = op.operands[0]
+        old = _buffer_roots(dest)
+        if not any(roots & old and op.results[0] not in roots for roots in returned):
+            continue
+        with mlir.InsertionPoint(op), op.location:
+            copy = eir.build(ops.COPY, [dest], {}, (eir.aval_of(dest),))
+        op.operands[0] = copy.results[0]
 
 
 def own_results(func: mlir.Operation, attrs: list[dict]) -> None:
@@ -562,4 +584,5 @@ class Bufferize:
         protect_arguments(func, attrs)
         protect_loop_inits(func)
         protect_captured(func)
+        protect_returned(func)
         own_results(func, attrs)

@@ -232,6 +232,21 @@ def fold_empty_reduction(op, rewriter) -> bool:
     return True
 
 
+def fold_unit_reduction(op, rewriter) -> bool:
+    """A reduction over dims of one element each is a reshape, as XLA folds it: IREE folded
+    a reduction of one element into a copy, and with the argument donated to that result the
+    copy's source and target were one buffer (a runtime error, "ranges overlap")."""
+    x, result = eir.aval_of(op.operands[0]), eir.aval_of(op.results[0])
+    axes = eir.read(op)[2]["axes"]
+    if (symbolic(x.shape) or x.dtype != result.dtype or x.size == 0
+            or any(x.shape[a] != 1 for a in axes)):
+        return False
+    with rewriter.ip, op.location:
+        new = eir.build(ops.RESHAPE, [op.operands[0]], {}, result)
+    rewriter.replace_op(op, [new.result])
+    return True
+
+
 _SPECIFIC: dict[OpDef, tuple[Pattern, ...]] = {
     ops.ADD: (_make_identity(0),),
     ops.SUB: (_make_identity(0),),
@@ -266,6 +281,7 @@ def patterns() -> rewrite.FrozenRewritePatternSet:
             pset.add(row.name, _adapt(pattern))
         if row.has(Trait.REDUCTION):
             pset.add(row.name, _adapt(fold_empty_reduction))
+            pset.add(row.name, _adapt(fold_unit_reduction))
     return pset.freeze()
 
 

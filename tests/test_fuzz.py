@@ -55,6 +55,38 @@ FOUND = [
     v3 = lax.scan(lambda c, x: (c + x, np_.sin(c) * x), np_.ones((6,), np_.float32), v1)[1]
     v9 = v1.at[i4].set(np_.ones((1, 6), np_.float32))
     return (v9, v3,)""", {"x0": ((6, 6), "int32"), "i4": ((1,), "int32")}, False),
+    # a donated argument returned as it was, and scattered into (IREE wrote into it in place)
+    ("""def program(B, x0, i2):
+    np_, lax = B.np, B.lax
+    v7 = x0.at[i2].max(np_.ones((4,), np_.float32))
+    return (v7, x0,)""", {"x0": ((6,), "float32"), "i2": ((4,), "int32")}, True),
+    # a view of an argument returned, and updated in place through a slice of it
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v2 = np_.sin(x0)
+    v3 = x0[1:3:1, 0:1:1]
+    v4 = v3.reshape((2,))
+    v6 = v4.at[1:2:1].set((v4[1:2:1] * 2 + 1))
+    v9 = np_.where(v2 > x0, v2, x0)
+    return (v9, v4, v6, v2,)""", {"x0": ((3, 1), "float32")}, False),
+    # a reduction of one element, tied to the donated argument: IREE copied the buffer onto
+    # itself ("source and target ranges overlap")
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v1 = np_.max(x0, axis=0, keepdims=True)
+    v2 = v1.astype(np_.float32) * 0.5
+    v3 = v2.reshape((1, 1, 1))
+    return (v3, v1,)""", {"x0": ((1,), "int32")}, True),
+    # a loop's result read by a dispatch IREE fused with its initial value's sibling
+    # ("circular dependency: input operation uses partition output")
+    ("""def program(B, x0, x1):
+    np_, lax = B.np, B.lax
+    v2 = x0.astype(np_.float32) * 0.5
+    v4 = lax.fori_loop(0, 3, lambda i, c: c.at[0].add(1.0), v2)
+    v5 = (x0.astype(np_.float32) + 0.5)
+    v6 = np_.maximum(v4, x1)
+    v9 = np_.floor(np_.clip(v5, -64, 64) * 2.0).astype(np_.int32)
+    return (v9, v6,)""", {"x0": ((2, 6), "int32"), "x1": ((1,), "float32")}, False),
 ]
 
 

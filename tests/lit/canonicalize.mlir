@@ -30,6 +30,18 @@ func.func @empty_reductions(%x: tensor<0x3xf32>, %y: tensor<2x3xf32>) -> (tensor
   return %0, %1, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<0xf32>, tensor<3xf32>
 }
 
+// A reduction over dims of one element is a reshape (as XLA folds it); over a longer dim,
+// or of another result dtype, it stays.
+// CHECK-LABEL: func.func @unit_reductions
+// CHECK: "ember.reshape"(%arg0) : (tensor<1x3xf32>) -> tensor<3xf32>
+// CHECK: "ember.reduce_max"(%arg0) {axes = array<i64: 1>}
+// CHECK-NOT: "ember.reduce_sum"
+func.func @unit_reductions(%x: tensor<1x3xf32>) -> (tensor<3xf32>, tensor<1xf32>) {
+  %0 = "ember.reduce_sum"(%x) {axes = array<i64: 0>} : (tensor<1x3xf32>) -> tensor<3xf32>
+  %1 = "ember.reduce_max"(%x) {axes = array<i64: 1>} : (tensor<1x3xf32>) -> tensor<1xf32>
+  return %0, %1 : tensor<3xf32>, tensor<1xf32>
+}
+
 // Must not fire: x * 2 and 0 - x are not identities (sub is not commutative).
 // CHECK-LABEL: func.func @not_identities
 // CHECK: "ember.mul"
