@@ -3,7 +3,8 @@ in the same run, so that a cost growing faster than the work shows at a glance.
 
 Rows: loop-carried state (scan with stacked outputs, a tiny fori_loop body), slice updates
 (`.at[interior].set` on n^3, one row written per loop step into arrays of growing height),
-sorting, the heat-3d stencil from npbench, and dense kernels (a sum, layernorm, a matmul).
+sorting, the heat-3d stencil from npbench, dense kernels (a sum, layernorm, a matmul), and
+compile time: a fresh program's first call per op, at 50 to 800 unrolled steps.
 Each row also checks its own growth (the last column): Ember's time per unit at the largest
 size against the smallest, within the bound the work allows (1.2 for linear rows; sorting may
 grow with log n). `make bench` runs it; it exits non-zero when a bound is broken, and writes
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,7 @@ class Row:
     work: Callable[[int], float]  # units of work at a size
     bound: float = 1.2  # allowed growth of time per unit from the smallest to the largest
     number: int = 5
+    cold: bool = False  # time a fresh function's first call (compile included), not calls
 
 
 def _lax(np_):
@@ -132,6 +135,16 @@ def heat3d(np_, n, steps=20):
     return f, (rng.random((n, n, n), dtype=np.float32), rng.random((n, n, n), dtype=np.float32))
 
 
+def unrolled(np_, steps):
+    """`x = sin(x) * 1.0001 + 0.5` unrolled in Python: a program growing op by op, compiled
+    cold (ember-fuse cuts the chain into fusions of bounded size, compiler/fuse.py)."""
+    def f(x):
+        for _ in range(steps):
+            x = np_.sin(x) * 1.0001 + 0.5
+        return x
+    return f, (np.linspace(0, 1, 8, dtype=np.float32),)
+
+
 def matmul_relu(np_, n):
     """relu(a @ b) of n x n f32: packed into 12 x 32 register tiles on AVX-512 CPUs
     (ember-lower-to-linalg-avx512), rows and columns zero-padded to whole tiles below 2000."""
@@ -163,12 +176,40 @@ ROWS = [
     # a larger share).
     Row("matmul+relu n x n f32", "Mflop", [250, 500, 1000, 2000], matmul_relu,
         lambda n: 2.0 * n ** 3 / 1e6, number=3),
+    # Compile time per op (the first call, nothing cached) must not grow with the program.
+    Row("unrolled sin steps, first call", "op", [50, 100, 200, 400, 800], unrolled,
+        lambda n: 3.0 * n, bound=1.3, cold=True),
 ]
+
+
+def first_call(row: Row, size: int) -> dict[str, float]:
+    """Seconds of a fresh function's first call, Ember (its persistent cache off) and JAX."""
+    times = {}
+    before = ember.config.read("ember_compilation_cache_dir")
+    ember.config.update("ember_compilation_cache_dir", "off")
+    try:
+        fn, host = row.make(enp, size)
+        start = time.perf_counter()
+        ember.block_until_ready(ember.jit(fn)(*host))
+        times["ember"] = time.perf_counter() - start
+    finally:
+        ember.config.update("ember_compilation_cache_dir", before)
+    if jax is not None:
+        fn, host = row.make(jnp, size)
+        start = time.perf_counter()
+        _ready(jax.jit(fn)(*host))
+        times["jax"] = time.perf_counter() - start
+    return times
 
 
 def run_row(row: Row, quick: bool) -> Iterator[tuple[int, float, float | None]]:
     """(size, Ember's seconds per unit, JAX's) for each size."""
     for size in row.sizes:
+        if row.cold:
+            t = first_call(row, size)
+            yield size, t["ember"] / row.work(size), (t["jax"] / row.work(size)
+                                                      if "jax" in t else None)
+            continue
         fn, host = row.make(enp, size)
         ember_fn, ember_args = ember.jit(fn), [ember.device_put(h) for h in host]
         fns = {"ember": lambda f=ember_fn, a=ember_args: ember.block_until_ready(f(*a))}

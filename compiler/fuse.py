@@ -21,6 +21,7 @@ with a result each: one generic, one pass over the data.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,8 +30,9 @@ from iree.compiler import ir as mlir
 from ember.dialect import ir as eir
 from ember.dialect import ops
 from ember.dialect.ops import Trait
-from ember.dialect.types import symbolic
+from ember.dialect.types import ShapedArray, kind, symbolic
 
+from .emitter import template_params
 from .iree_driver import MAX_BINDINGS
 from .split_reduction import split_reduction
 from .walk import body, clone_mapped, functions, producer
@@ -59,6 +61,35 @@ def _joinable(op: mlir.Operation, domain: tuple[int, ...]) -> bool:
 FUSION_INPUTS = MAX_BINDINGS - 8
 
 
+# The most scalar code one fusion's body may hold, in body_cost's units (a float sine is
+# 88): IREE's and LLVM's time on one dispatch grows faster than its body (IREE's
+# constant-expression analysis and hoisting about quadratically), so a longer chain is cut
+# into fusions of at most this much, kept apart by ordering edges. Identical pieces (an
+# unrolled loop's) compile once: IREE deduplicates executables. Smaller pieces cost more
+# dispatches than they save (benchmarks/scaling.py's unrolled-steps row).
+FUSION_BODY_COST = 1024
+
+
+@functools.cache
+def _row_cost(row: ops.OpDef, dtype: np.dtype, params: tuple) -> int:
+    try:
+        text = row.scalar(kind(dtype), template_params([], ShapedArray((), dtype), dict(params)))
+    except Exception:  # a body that needs more than its own attributes: count it as one op
+        return 1
+    # IREE expands each math function into a polynomial of some ten to thirty ops
+    return len(text.splitlines()) + 10 * text.count("math.")
+
+
+def body_cost(op: mlir.Operation) -> int:
+    """The size of `op`'s scalar body in a fusion: its lines, math functions weighing more."""
+    row = eir.opdef(op)
+    if row is None or row.scalar is None or not op.results:
+        return 1
+    params = tuple(sorted((k, v) for k, v in eir.read(op)[2].items()
+                          if isinstance(v, (int, float, str, tuple))))
+    return _row_cost(row, eir.aval_of(op.results[0]).dtype, params)
+
+
 def _group(roots: list[mlir.Operation], claimed: set, order: dict[mlir.Operation, int],
            refused: list[mlir.Operation] | None = None) -> list[mlir.Operation]:
     """The roots (of one iteration domain) and the producers that join them, in block
@@ -71,6 +102,7 @@ def _group(roots: list[mlir.Operation], claimed: set, order: dict[mlir.Operation
     domain = _shape(root.operands[0] if row.has(Trait.REDUCTION) else root.results[0])
     members, work = set(roots), list(roots)
     inputs = {v for r in roots for v in r.operands}  # read from outside, give or take
+    cost = sum(body_cost(r) for r in roots)
     unjoined: dict[mlir.Operation, int] = {}  # producer -> its uses outside the group
     while work:
         member = work.pop()
@@ -86,11 +118,12 @@ def _group(roots: list[mlir.Operation], claimed: set, order: dict[mlir.Operation
             unjoined[p] -= 1
             if unjoined[p] == 0:
                 joined = (inputs - set(p.results)) | set(p.operands)
-                if len(joined) > FUSION_INPUTS:
+                more = body_cost(p)
+                if len(joined) > FUSION_INPUTS or cost + more > FUSION_BODY_COST:
                     if refused is not None:
                         refused.append(p)
                     continue
-                inputs = joined
+                inputs, cost = joined, cost + more
                 members.add(p)
                 work.append(p)
     return sorted(members, key=order.__getitem__)

@@ -146,3 +146,29 @@ func.func @sum_of_four(%b0: tensor<4xf32>, %b1: tensor<4xf32>, %b2: tensor<4xf32
   %u3 = "ember.add"(%u2, %b3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %u3 : tensor<4xf32>
 }
+
+// A chain longer than FUSION_BODY_COST (13 sines of 88 units: over 1024) is cut in two
+// fusions kept apart by an ordering edge; the 11 sines next to the result stay one.
+// CHECK-LABEL: func.func @long_chain
+// CHECK: "ember.fusion"(%arg0)
+// CHECK-COUNT-2: "ember.sin"
+// CHECK: "ember.after"
+// CHECK: "ember.fusion"
+// CHECK-COUNT-11: "ember.sin"
+// CHECK-NOT: "ember.sin"
+func.func @long_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %s0 = "ember.sin"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %s1 = "ember.sin"(%s0) : (tensor<8xf32>) -> tensor<8xf32>
+  %s2 = "ember.sin"(%s1) : (tensor<8xf32>) -> tensor<8xf32>
+  %s3 = "ember.sin"(%s2) : (tensor<8xf32>) -> tensor<8xf32>
+  %s4 = "ember.sin"(%s3) : (tensor<8xf32>) -> tensor<8xf32>
+  %s5 = "ember.sin"(%s4) : (tensor<8xf32>) -> tensor<8xf32>
+  %s6 = "ember.sin"(%s5) : (tensor<8xf32>) -> tensor<8xf32>
+  %s7 = "ember.sin"(%s6) : (tensor<8xf32>) -> tensor<8xf32>
+  %s8 = "ember.sin"(%s7) : (tensor<8xf32>) -> tensor<8xf32>
+  %s9 = "ember.sin"(%s8) : (tensor<8xf32>) -> tensor<8xf32>
+  %s10 = "ember.sin"(%s9) : (tensor<8xf32>) -> tensor<8xf32>
+  %s11 = "ember.sin"(%s10) : (tensor<8xf32>) -> tensor<8xf32>
+  %s12 = "ember.sin"(%s11) : (tensor<8xf32>) -> tensor<8xf32>
+  return %s12 : tensor<8xf32>
+}
