@@ -19,6 +19,12 @@ test: $(STAMP)
 	$(VENV)/bin/lit -q tests/lit
 	$(PY) -m pytest -n 2 tests
 
+# The differential program fuzzer against JAX, as long as asked (seed: where to start).
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= 0
+fuzz: $(STAMP)
+	$(PY) tests/fuzz.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+
 # OpenBLAS's core-type override slows NumPy on this machine: drop it for the peer, here only.
 bench: $(STAMP)
 	$(PY) -m pip install -q 'matplotlib>=3.8'
@@ -58,4 +64,4 @@ irdl: $(STAMP)
 gpu-bundle: $(STAMP)
 	$(PY) -m ember.tools.gpu_check build gpu_bundle
 
-.PHONY: venv demo test bench irdl gpu-bundle array-api
+.PHONY: venv demo test bench irdl gpu-bundle array-api fuzz

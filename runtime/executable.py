@@ -164,7 +164,8 @@ class Executable:
 
     __slots__ = ("vmfb", "device", "name", "out_avals", "parallel", "call", "_contexts",
                  "_function", "_n_in", "_n_out", "_hal", "_outs", "_last",
-                 "_tied", "_shared", "_module", "_bound_inline", "_fixed", "__weakref__")
+                 "_tied", "_shared", "_module", "_bound_inline", "_fixed", "_queue",
+                 "__weakref__")
 
     def __init__(self, vmfb: bytes, device: _device.Device, in_avals: Sequence[ShapedArray],
                  out_avals: Sequence[ShapedArray], parallel: bool, name: str = "",
@@ -221,6 +222,7 @@ class Executable:
             modules.insert(1, host.module(self._hal))
         self._contexts = _Contexts(modules)
         self._bound_inline = _device.threads_lost
+        self._queue = _queue(self._hal)
 
     def __call__(self, args: Sequence[Array]) -> list[Array]:
         return self.call(args)
@@ -251,6 +253,9 @@ class Executable:
                 if parallel:
                     inputs = _VariantList(n_in + 2)
                     pending = [a._fence for a in args if a._fence is not None]
+                    queue = exe._queue
+                    if queue.tail is not None and _running(queue.tail):
+                        pending.append(queue.tail)  # in order after the device's last call
                     for a in args:
                         buffer = a._buffer
                         if buffer is None:
@@ -261,7 +266,6 @@ class Executable:
                     # Calls may finish out of order: each signals a semaphore of its own.
                     signal = _Fence.create_at(exe._hal.create_semaphore(0), 1)
                     inputs.push_ref(signal)
-                    exe._last = signal
                 else:
                     signal, inputs = None, _inline_inputs(args, n_in)
                 outputs = _VariantList(n_out)
@@ -270,6 +274,8 @@ class Executable:
                     contexts.invoke(function, inputs, outputs)
                 else:
                     contexts.invoke_from(slot, function, inputs, outputs)
+                if signal is not None:  # submitted: its fence will be signalled (or failed)
+                    exe._last = exe._queue.tail = signal
             except RuntimeError as e:  # e.g. an input's producer failed
                 raise exe._failed(e) from None
             finally:
@@ -379,6 +385,36 @@ class Executable:
 
 
 _PARALLEL: weakref.WeakSet[Executable] = weakref.WeakSet()
+
+
+def _running(fence: rt.HalFence) -> bool:
+    """Whether `fence` is still to be signalled: a signalled one orders nothing, and a
+    failed one's error belongs to its own call, not to the calls after it."""
+    try:
+        return not fence.wait(timeout=0)
+    except RuntimeError:
+        return False
+
+
+class _Queue:
+    """A device's calls on its worker threads run in submission order, as XLA runs a
+    device's stream: each waits for the one before (`tail`, its signal fence) besides its
+    inputs. Independent calls submitted at once all ran together, each allocating its
+    result as it started: a loop that never waited grew by every dropped result (100
+    calls on f32[1M]: 0.4 GB) and ran 8x slower than in order, the calls competing for
+    the cores and caches."""
+
+    __slots__ = ("tail",)
+
+    def __init__(self) -> None:
+        self.tail: rt.HalFence | None = None
+
+
+_QUEUES: dict[int, _Queue] = {}
+
+
+def _queue(hal: rt.HalDevice) -> _Queue:
+    return _QUEUES.setdefault(id(hal), _Queue())
 
 
 def _inline_inputs(args: Sequence[Array], n: int) -> rt.VmVariantList:
