@@ -200,18 +200,34 @@ def _order_after(arg: mlir.Value, result: mlir.Value, chain: set,
     points = [writer, *(c for c in chain if c != writer and c in before)]
     _hoist([op for op, _ in late], points)
     for op in points:
+        edges = []  # (operand number, what it waits for) of the operands from elsewhere
         for i, v in enumerate(list(op.operands)):
             if not hasattr(v.owner, "operation"):  # an argument: there before any op runs
                 continue
             owner = v.owner.operation
             if owner in chain or owner == writer:
                 continue
-            waits = [v, *(d for d in deps if d != v)]
-            if not all(_own_buffer(w) for w in waits):
-                raise Unsafe(f"{late[0][1]}, and IREE cannot order the write after it")
+            edges.append((i, [v, *(d for d in deps if d != v and not _read_for(d, v))]))
+        # The op waits for all its operands: edges on those IREE can order (values with
+        # buffers of their own, see _own_buffer) suffice; a start index stays as it is.
+        usable = [(i, waits) for i, waits in edges if all(_own_buffer(w) for w in waits)]
+        if edges and not usable:
+            raise Unsafe(f"{late[0][1]}, and IREE cannot order the write after it")
+        for i, waits in usable:
             with mlir.InsertionPoint(op), op.location:  # (alone, it still stops fusion)
-                after = eir.build(ops.AFTER, waits, {}, eir.aval_of(v))
+                after = eir.build(ops.AFTER, waits, {}, eir.aval_of(waits[0]))
             op.operands[i] = after.results[0]
+
+
+def _read_for(view: mlir.Value, value: mlir.Value) -> bool:
+    """Whether `view` (a view of the argument) is read only on the way to `value`: then the
+    edge waiting for `value` orders those reads too (x.at[w].set(x[w] * 2) waits for the
+    product, which read the window), and the view need not join it."""
+    op, made = producer(view), producer(value)
+    if op is None or made is None or not eir.opdef(op).has(Trait.VIEW):
+        return False
+    before = _ancestors(made) | {made}
+    return all(use.owner.operation in before for use in view.uses)
 
 
 def _own_buffer(value: mlir.Value) -> bool:
