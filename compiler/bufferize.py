@@ -443,42 +443,6 @@ def protect_loop_inits(func: mlir.Operation) -> None:
             loop.operands[k + shift] = copy.results[0]
 
 
-def _values(block: mlir.Block):
-    """The op results of `block` and of the blocks of its loops and branches (not of
-    fusions or scalar loop kernels, whose bodies are one dispatch's scalar code)."""
-    for op in block.operations:
-        op = op.operation
-        yield from op.results
-        if eir.opdef(op) in (ops.FUSION, ops.ELEMENTWISE_FOR):
-            continue
-        for region in op.regions:
-            for inner in region.blocks:
-                yield from _values(inner)
-
-
-def protect_captured(func: mlir.Operation) -> None:
-    """A value written in place that a nested region also reads (a loop body capturing it,
-    not carrying it) is copied first, and the write goes to the copy: IREE keeps a value's
-    buffer from in-place writes while later ops of its own block read it, not while a
-    region nested in one does (a scatter into a scan's xs after the scan gave the scan the
-    scattered rows)."""
-    for value in list(_values(body(func))):
-        definer = value.owner.operation
-        block = definer.block
-        if (not any(use.owner.operation.block != block for use in value.uses)
-                or written_in_place(value) is None):
-            continue
-        with mlir.InsertionPoint.after(definer), definer.location:
-            copy = eir.build(ops.COPY, [value], {}, (eir.aval_of(value),))
-        for use in list(value.uses):
-            user, k = use.owner.operation, use.operand_number
-            if user == copy.operation or user.block != block:
-                continue
-            onward = _passed_on(user, k)
-            if onward is None or any(written_in_place(v) is not None for v in onward):
-                user.operands[k] = copy.results[0]
-
-
 def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
     """The values whose buffer `value` may be, as IREE bufferizes: itself, or what it views
     (a slice's or reshape's operand) or passes through (a branch's yields, a loop's initial
@@ -524,21 +488,25 @@ def _passed_through(loop: mlir.Operation, k: int) -> list[mlir.Value]:
     return [loop.operands[k + shift], body_yield.operands[k]]
 
 
-def protect_returned(func: mlir.Operation) -> None:
-    """An in-place write (of the function's own block) into a buffer that a result also
-    returns as it was before the write gets a copy of its destination: IREE wrote into the
-    view of an argument's copy that the function returned too (x[1:3].reshape(2) and its
-    .at[1].set(...), both returned: the first came back updated)."""
+def protect_reread(func: mlir.Operation) -> None:
+    """An in-place write (of the function's own block) into a buffer whose old value is
+    still read where IREE does not look writes into a copy of its destination: a result
+    returning it as it was (x[1:3].reshape(2) and its .at[1].set(...), both returned: the
+    first came back updated), or a loop's body capturing it (a scatter into a scan's xs
+    after the scan gave the scan the scattered rows). IREE keeps a buffer from in-place
+    writes only while later ops of the same block read it."""
     block = body(func)
-    ret = list(block.operations)[-1].operation
-    returned = [_buffer_roots(r) for r in ret.operands]
-    for op in list(block.operations):
-        op = op.operation
+    ops_ = [o.operation for o in block.operations]
+    ret = ops_[-1]
+    reread = [_buffer_roots(r) for r in ret.operands]
+    reread += [_buffer_roots(r) for op in ops_ for r in op.results
+               if any(use.owner.operation.block != block for use in r.uses)]
+    for op in ops_:
         if eir.opdef(op) not in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
             continue
         dest = op.operands[0]
         old = _buffer_roots(dest)
-        if not any(roots & old and op.results[0] not in roots for roots in returned):
+        if not any(roots & old and op.results[0] not in roots for roots in reread):
             continue
         with mlir.InsertionPoint(op), op.location:
             copy = eir.build(ops.COPY, [dest], {}, (eir.aval_of(dest),))
@@ -599,6 +567,5 @@ class Bufferize:
         _set_arg_attrs(func, attrs)
         protect_arguments(func, attrs)
         protect_loop_inits(func)
-        protect_captured(func)
-        protect_returned(func)
+        protect_reread(func)
         own_results(func, attrs)
