@@ -51,3 +51,44 @@ def compile_for(program: Program, device: str) -> ember.Compiled:
 def test_compiles_for_every_cpu(program, cpu):
     compiled = compile_for(program, f"cpu:{cpu}")
     assert b"IREE" in compiled.vmfb[:256]  # a VM flatbuffer (in a zip when it embeds code)
+
+
+def _batches() -> list[int]:
+    return [1, 7, 64, 128, 300] if os.environ.get("EMBER_CPU_MATRIX") == "all" else [128]
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("batch", _batches())
+def test_the_training_step_matches_jax(batch):
+    """The issue's MLP training step (value_and_grad, SGD, the parameters donated) on this
+    machine, against JAX: the loss and every updated parameter."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from programs import MLP_SIZES, train_step
+
+    rng = np.random.default_rng(batch)
+    params = [(rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m),
+               rng.standard_normal(n).astype(np.float32) * 0.1)
+              for m, n in zip(MLP_SIZES[:-1], MLP_SIZES[1:], strict=True)]
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
+
+    def jax_step(params, x, y):
+        def loss(params):
+            h = x
+            for w, b in params[:-1]:
+                h = jax.nn.relu(h @ w + b)
+            w, b = params[-1]
+            return -jnp.mean(jnp.sum(jax.nn.log_softmax(h @ w + b) * y, axis=-1))
+        value, grads = jax.value_and_grad(loss)(params)
+        return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), value
+
+    want_params, want_loss = jax.jit(jax_step)(params, x, y)
+    mine = ember.tree_util.tree_map(ember.device_put, params)
+    got_params, got_loss = ember.jit(train_step, donate_argnums=0)(mine, x, y)
+    np.testing.assert_allclose(float(got_loss), float(want_loss), rtol=1e-5)
+    for got, want in zip(ember.tree_util.tree_leaves(got_params),
+                         jax.tree.leaves(want_params), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-6)
