@@ -441,12 +441,14 @@ print(ok, rss() - base)
 @pytest.mark.parametrize("mode", ["jit", "eager", "donated", "kept"])
 def test_calls_never_waited_on_free_their_results(mode):
     """1,000 calls on f32[1M] whose results are dropped unwaited (or kept ten at a time, or
-    donated to the next call): the process grows by at most a few results (4 MiB each; it
-    grew by every one of them while independent calls ran all at once), in a process of
-    its own."""
+    donated to the next call): the process grows by at most what the devices' caches of
+    freed buffers may keep (it grew by every result, 4 MiB each, while independent calls
+    ran all at once), in a process of its own."""
     res = subprocess.run([sys.executable, "-c", RUN_AHEAD_SCRIPT, mode], env=os.environ,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     ok, grown = res.stdout.split()
     assert ok == "True"
-    assert int(grown) < 20 * 4 << 20, f"grew by {int(grown) >> 20} MiB"
+    # The CPU devices (two: worker threads and inline) keep up to 32 freed buffers each for
+    # reuse (runtime/device.py); before the in-order queue every result stayed (~4 GB).
+    assert int(grown) < 2 * 32 * 4 << 20, f"grew by {int(grown) >> 20} MiB"
