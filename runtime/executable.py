@@ -275,7 +275,7 @@ class Executable:
                 else:
                     contexts.invoke_from(slot, function, inputs, outputs)
                 if signal is not None:  # submitted: its fence will be signalled (or failed)
-                    exe._last = exe._queue.tail = signal
+                    exe._last = queue.tail = signal
             except RuntimeError as e:  # e.g. an input's producer failed
                 raise exe._failed(e) from None
             finally:
@@ -400,9 +400,9 @@ class _Queue:
     """A device's calls on its worker threads run in submission order, as XLA runs a
     device's stream: each waits for the one before (`tail`, its signal fence) besides its
     inputs. Independent calls submitted at once all ran together, each allocating its
-    result as it started: a loop that never waited grew by every dropped result (100
-    calls on f32[1M]: 0.4 GB) and ran 8x slower than in order, the calls competing for
-    the cores and caches."""
+    result as it started: a loop that never waited grew by every dropped result, and ran
+    slower than in order, the calls competing for the cores and caches (the figures:
+    the commit that made the queue, and the README's runtime section)."""
 
     __slots__ = ("tail",)
 
