@@ -235,7 +235,10 @@ def _own_buffer(value: mlir.Value) -> bool:
     argument or a view of one, not a constant, not a value written in place into another
     (an update, a scatter, a loop's carries). IREE 3.13 fails to compile an optimization
     barrier (ember.after) joining values of different kinds of buffer ("all of {operands,
-    results} have same type"), so ordering edges join only values of their own."""
+    results} have same type"), so ordering edges join only values of their own, and not
+    a value the function returns (its buffer is the caller's, of another kind)."""
+    if _returned(value):
+        return False
     op = producer(value)
     while op is not None and eir.opdef(op) is ops.AFTER:
         op = producer(op.operands[0])
@@ -243,6 +246,27 @@ def _own_buffer(value: mlir.Value) -> bool:
     if row is None or row in (ops.CONSTANT, ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
         return False
     return not row.has(Trait.VIEW) and (row is ops.FUSION or not row.has(Trait.CONTROL_FLOW))
+
+
+def _returned(value: mlir.Value) -> bool:
+    """Whether the function returns `value`'s buffer: it, a view of it, or what is written
+    into it in place (or handed on through loop carries and branches, see `_passed_on`)."""
+    seen, work = set(), [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            user = use.owner.operation
+            if user.name == "func.return":
+                return True
+            if eir.opdef(user) is ops.AFTER:
+                onward = list(user.results) if use.operand_number == 0 else []
+            else:
+                onward = _passed_on(user, use.operand_number)
+            work.extend(user.results if onward is None else onward)
+    return False
 
 
 def _hoist(readers: list[mlir.Operation], points: list[mlir.Operation]) -> None:
@@ -513,6 +537,72 @@ def protect_reread(func: mlir.Operation) -> None:
         op.operands[0] = copy.results[0]
 
 
+def _blocks(block: mlir.Block):
+    yield block
+    for op in block.operations:
+        for region in op.operation.regions:
+            for inner in region.blocks:
+                yield from _blocks(inner)
+
+
+def _earlier_readers(writer: mlir.Operation) -> list[mlir.Operation]:
+    """The ops of `writer`'s block before it that read its destination's buffer (through
+    views), other than the ops it is computed from."""
+    block, computed_from = writer.block, _ancestors(writer)
+    order = {op: i for i, op in enumerate(o.operation for o in block.operations)}
+    found, seen, work = [], set(), list(_buffer_roots(writer.operands[0]))
+    while work:
+        value = work.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        for use in value.uses:
+            user = use.owner.operation
+            row = eir.opdef(user)
+            if use.operand_number == 0 and (row is ops.AFTER or (row is not None
+                                                                 and row.has(Trait.VIEW))):
+                work.extend(user.results)
+                continue
+            while user is not None and user not in order:  # a use in a region: its op
+                parent = user.parent
+                user = parent.operation if parent is not None else None
+            if (user is not None and user != writer and user not in computed_from
+                    and order[user] < order[writer] and user not in found):
+                found.append(user)
+    return found
+
+
+def order_writes_after_reads(func: mlir.Operation) -> None:
+    """An in-place write waits for the earlier reads of its destination: an ordering edge
+    (ember.after) from their results to the value written, or, where IREE cannot join them
+    (see `_own_buffer`), a copy of the destination to write into. IREE 3.13 elided its own
+    copy before such a write (the write being the destination's last use in program order)
+    and then scheduled the write beside an independent dispatch, before the reads: they
+    read the updated values."""
+    for block in list(_blocks(body(func))):
+        for writer in [o.operation for o in block.operations]:
+            row = eir.opdef(writer)
+            if row not in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
+                continue
+            readers = _earlier_readers(writer)
+            if not readers:
+                continue
+            waits = [r for op in readers for r in op.results]
+            payload = 1 if row is ops.DYNAMIC_UPDATE_SLICE else 2
+            value = writer.operands[payload]
+            with mlir.InsertionPoint(writer), writer.location:
+                if waits and all(_own_buffer(w) for w in [value, *waits]):
+                    after = eir.build(ops.AFTER, [value, *waits], {}, eir.aval_of(value))
+                    writer.operands[payload] = after.results[0]
+                else:
+                    dest = writer.operands[0]
+                    copy = eir.build(ops.COPY, [dest], {}, (eir.aval_of(dest),))
+                    # behind a barrier: IREE fused the write into the copy's dispatch with
+                    # the update's producer, and failed to distribute that
+                    fenced = eir.build(ops.AFTER, [copy.results[0]], {}, eir.aval_of(dest))
+                    writer.operands[0] = fenced.results[0]
+
+
 def own_results(func: mlir.Operation, attrs: list[dict]) -> None:
     """A result whose buffer may be a kept argument's, or another result's, gets a copy."""
     block = body(func)
@@ -568,4 +658,5 @@ class Bufferize:
         protect_arguments(func, attrs)
         protect_loop_inits(func)
         protect_reread(func)
+        order_writes_after_reads(func)
         own_results(func, attrs)

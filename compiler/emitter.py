@@ -105,6 +105,15 @@ class Emitter:
     # tensor.extract to LLVM ("unrealized_conversion_cast"), so element reads go to the
     # sliced value at the view's coordinates (lower_indexing.extract).
     strided: dict = field(default_factory=dict)
+    # Reshapes of strided views -> (the reshaped value, its type): read the same way, at
+    # the coordinates the element has there.
+    reshaped: dict = field(default_factory=dict)
+    # Row gathers' results (lower_indexing._gather_rows) and reshapes of them: IREE 3.13
+    # moves a slice of one above the generic that reads the gather, into the gather's
+    # dispatch, which it then fails to distribute ("write affecting operations on global
+    # resources are restricted to workgroup distributed contexts"); slices read them
+    # through a barrier.
+    gathered: set = field(default_factory=set)
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1
@@ -156,6 +165,21 @@ class Emitter:
                   f"{ttype(aval)}) -> {ttype(aval)}")
         return name
 
+    def barrier(self, values: list[str], avals: list[ShapedArray]) -> list[str]:
+        """`values` through one util.optimization_barrier. A value of one element and
+        rank 2 or more passes as 1-D: IREE 3.13's BubbleUpExpandShapes rewrote a barrier's
+        expand_shape of a one-element extract_slice into an invalid slice ("expected rank
+        to be smaller or equal to the other rank")."""
+        flat = [aval.ndim >= 2 and not symbolic(aval.shape) and aval.size == 1
+                for aval in avals]
+        passed = [ShapedArray((1,), a.dtype) if f else a for a, f in zip(avals, flat, strict=True)]
+        args = [self.reshape(v, a, p) for v, a, p in zip(values, avals, passed, strict=True)]
+        name = self.fresh()
+        self.emit(f"{name}:{len(args)} = util.optimization_barrier {', '.join(args)} : "
+                  f"{', '.join(ttype(p) for p in passed)}")
+        return [self.reshape(f"{name}#{k}", p, a)
+                for k, (p, a) in enumerate(zip(passed, avals, strict=True))]
+
     def reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
         """`value` in `dst`'s shape: collapse to 1-D, then expand (reassociative reshapes,
         which IREE fuses across, where a tensor.reshape would cut dispatch regions)."""
@@ -163,6 +187,14 @@ class Emitter:
             return value
         if symbolic(src.shape) or symbolic(dst.shape):
             return self._unit_reshape(value, src, dst)
+        out = self._reshape(value, src, dst)
+        if value in self.strided or value in self.reshaped:
+            self.reshaped[out] = (value, src)
+        if value in self.gathered:
+            self.gathered.add(out)
+        return out
+
+    def _reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
         if src.ndim == 0 or dst.ndim == 0:
             name = self.fresh()
             verb = "expand_shape" if src.ndim == 0 else "collapse_shape"

@@ -212,27 +212,42 @@ def _session(target: Target) -> api.Session:
     return sess
 
 
+# Machines CPU code can be cross-compiled for ("cpu:aarch64:neoverse-n1"), by LLVM triple.
+MACHINES = {"x86_64": "x86_64-unknown-linux-gnu", "aarch64": "aarch64-unknown-linux-gnu"}
+
+
 @functools.cache
 def target(name: str) -> Target:
     """A target by name: "cpu", "cpu-async", or a GPU kind, each optionally with the
-    architecture to compile for ("cpu:x86-64-v3", "cuda:sm_90"; the CPU default is the host)."""
+    architecture to compile for ("cpu:x86-64-v3", "cuda:sm_90"; the CPU default is the host).
+    A CPU of another machine names the machine first: "cpu:aarch64:neoverse-v2" (code that
+    is compiled, saved and run there, not here)."""
     if name in TARGETS:
         return TARGETS[name]
     kind, colon, arch = name.partition(":")
+    machine, _, arch = arch.rpartition(":") if kind in TARGETS else ("", "", arch)
     valid_arch = arch.replace("_", "").replace("-", "").isalnum()
-    if not (kind in TARGETS or kind in GPU_TARGETS) or (colon and not valid_arch):
+    if not (kind in TARGETS or kind in GPU_TARGETS) or (colon and not valid_arch) or (
+            machine and machine not in MACHINES):
         choices = ", ".join([*TARGETS, *GPU_TARGETS])
         raise ValueError(f"compile target requires one of {choices}, optionally with an "
-                         f"architecture (cpu:x86-64-v3, cuda:sm_90, rocm:gfx90a), got {name!r}")
+                         f"architecture (cpu:x86-64-v3, cpu:aarch64:neoverse-v2, cuda:sm_90, "
+                         f"rocm:gfx90a; machines: {', '.join(MACHINES)}), got {name!r}")
     if kind in TARGETS:
-        if colon and arch != "host" and arch not in _known_cpus():
-            raise ValueError(f"compile target {name!r} requires a CPU LLVM knows for this "
-                             f"machine's architecture: host or one of "
-                             f"{', '.join(_known_cpus())}; got {arch!r}")
+        known = _known_cpus(machine)
+        if colon and arch != "host" and arch not in known:
+            where = f"{machine} CPUs" if machine else "this machine's architecture"
+            raise ValueError(f"compile target {name!r} requires a CPU LLVM knows for {where}: "
+                             f"{'' if machine else 'host or '}one of {', '.join(known)}; "
+                             f"got {arch!r}")
+        if machine and arch == "host":
+            raise ValueError(f"compile target {name!r} requires a {machine} CPU by name, "
+                             f"not host: one of {', '.join(known)}")
+        triple = (f"--iree-llvmcpu-target-triple={MACHINES[machine]}",) if machine else ()
         flags = tuple(f"--iree-llvmcpu-target-cpu={arch}"
                       if f.startswith("--iree-llvmcpu-target-cpu=") else f
                       for f in TARGETS[kind].flags)
-        return Target(name, flags)
+        return Target(name, (*flags, *triple))
     device, arch_flag, default_arch = GPU_TARGETS[kind]
     arch = arch or default_arch
     # Vulkan devices seldom have float64; CUDA and ROCm compute it natively.
@@ -241,12 +256,14 @@ def target(name: str) -> Target:
 
 
 @functools.cache
-def _known_cpus() -> tuple[str, ...]:
-    """The CPU names LLVM accepts for this machine's architecture. Asked of iree-compile in
-    a child process: an unknown name makes LLVM exit the process it runs in."""
+def _known_cpus(machine: str = "") -> tuple[str, ...]:
+    """The CPU names LLVM accepts for `machine` (MACHINES; "": this machine's). Asked of
+    iree-compile in a child process: an unknown name makes LLVM exit the process it runs in."""
     from iree.compiler.tools.binaries import find_tool
 
     flags = [f for f in _CPU_FLAGS if not f.startswith("--iree-llvmcpu-target-cpu=")]
+    if machine:
+        flags.append(f"--iree-llvmcpu-target-triple={MACHINES[machine]}")
     res = subprocess.run([find_tool("iree-compile"), "--compile-to=preprocessing", *flags,
                           "--iree-llvmcpu-target-cpu=help", "-"], input=_PROBE.encode(),
                          capture_output=True, timeout=120)

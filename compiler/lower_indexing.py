@@ -79,10 +79,7 @@ def inserted(em: Emitter, update: str, dest: str, offsets: list[str],
 def lower_after(em, op, args, avals, params, result) -> str:
     """util.optimization_barrier of the operand and the values to wait for: IREE neither
     reorders nor fuses across it."""
-    name = em.fresh()
-    types = ", ".join(ttype(a) for a in avals)
-    em.emit(f"{name}:{len(args)} = util.optimization_barrier {', '.join(args)} : {types}")
-    return f"{name}#0"
+    return em.barrier(args, avals)[0]
 
 
 def lower_copy(em, op, args, avals, params, result) -> str:
@@ -106,8 +103,7 @@ def lower_copy(em, op, args, avals, params, result) -> str:
         em.emit(f"{name} = linalg.fill ins({kept} : {etype(x)}) outs({init} : {ttype(result)}) "
                 f"-> {ttype(result)}")
         return name
-    source = em.fresh()
-    em.emit(f"{source} = util.optimization_barrier {args[0]} : {ttype(x)}")
+    (source,) = em.barrier(args, avals)
     return _picked(em, source, result)
 
 
@@ -138,6 +134,8 @@ def _splat_element(value) -> np.ndarray | None:
 
 
 def lower_slice(em, op, args, avals, params, result) -> str:
+    if args[0] in em.gathered:
+        args = em.barrier(args[:1], avals[:1])
     name = em.fresh()
     join = lambda v: ", ".join(map(str, v))  # noqa: E731
     # An empty slice may start at the end; MLIR wants every offset inside its dimension.
@@ -152,18 +150,31 @@ def lower_slice(em, op, args, avals, params, result) -> str:
 
 def extract(em: Emitter, value: str, aval: ShapedArray, coords: list[str]) -> str:
     """Emits (in a generic's body) a read of `value` at `coords`, from the value a strided
-    view slices where it is one (Emitter.strided); returns the element's name."""
-    while value in em.strided:
+    view slices where it is one (Emitter.strided, through reshapes: Emitter.reshaped);
+    returns the element's name."""
+    while value in em.strided or value in em.reshaped:
+        if value in em.reshaped:
+            (value, source), shape = em.reshaped[value], aval.shape
+            flat = _apply(em, " + ".join(f"d{k} * {int(np.prod(shape[k + 1:]))}"
+                                         for k in range(len(shape))) or "0", coords)
+            coords = [_apply(em, f"(d0 floordiv {int(np.prod(source.shape[k + 1:]))}) mod {n}",
+                             [flat]) for k, n in enumerate(source.shape)]
+            aval = source
+            continue
         value, aval, starts, steps = em.strided[value]
-        moved = []
-        for c, start, step in zip(coords, starts, steps, strict=True):
-            at = em.fresh("s")
-            em.emit(f"  {at} = affine.apply affine_map<(d0) -> (d0 * {step} + {start})>({c})")
-            moved.append(at)
-        coords = moved
+        coords = [_apply(em, f"d0 * {step} + {start}", [c])
+                  for c, start, step in zip(coords, starts, steps, strict=True)]
     out = em.fresh("e")
     em.emit(f"  {out} = tensor.extract {value}[{', '.join(coords)}] : {ttype(aval)}")
     return out
+
+
+def _apply(em: Emitter, expr: str, dims: list[str]) -> str:
+    """affine.apply of `expr` over d0, d1, ... bound to `dims` (in a generic's body)."""
+    at = em.fresh("s")
+    names = ", ".join(f"d{k}" for k in range(len(dims)))
+    em.emit(f"  {at} = affine.apply affine_map<({names}) -> ({expr})>({', '.join(dims)})")
+    return at
 
 
 def lower_rev(em, op, args, avals, params, result) -> str:
@@ -314,7 +325,9 @@ def _gather_rows(em: Emitter, source: str, x: ShapedArray, lead: int, pos: str,
     # Read through a generic IREE cannot fold: it roots the dispatch, into which IREE then
     # fuses the positions too (a gather at the root left them a dispatch of their own): 500
     # of 1000 f32 rows of 1000, 175 -> 162 us and 320 -> 293 (a slower hour).
-    return _picked(em, em.reshape(name, out, result), result)
+    picked = _picked(em, em.reshape(name, out, result), result)
+    em.gathered.add(picked)
+    return picked
 
 
 def _copies_rows(x: ShapedArray, lead: int) -> bool:

@@ -578,6 +578,23 @@ def shrink(outcome: Outcome, env=None, budget_s: float = 120.0) -> Outcome:
     return best
 
 
+def companions(batch: list[Program], k: int, env=None) -> list[Program]:
+    """The fewest programs of `batch` beside which program k still fails under jit as it did
+    in the batch (none when it fails alone): one jitted function holds them all, so a
+    failure only together is a bug of the combination (IREE scheduling one program's
+    dispatch beside another's)."""
+    env = env or backends()
+    want = run_batch([batch[k]] + [p for i, p in enumerate(batch) if i != k], env)[0].failure
+    if not want or run(batch[k], env).failure == want:
+        return []
+    rest = [p for i, p in enumerate(batch) if i != k]
+    for p in list(rest):
+        fewer = [q for q in rest if q is not p]
+        if run_batch([batch[k], *fewer], env)[0].failure == want:
+            rest = fewer
+    return rest
+
+
 def report(outcome: Outcome) -> str:
     p = outcome.program
     ins = ", ".join(f"{v.name}: {v.dtype}{list(v.shape)}" for v in p.inputs)
@@ -599,13 +616,19 @@ def main(argv: list[str] | None = None) -> int:
     while time.monotonic() - start < args.seconds and not (args.count and ran >= args.count):
         batch = [generate(s) for s in range(seed, seed + args.batch)]
         ran, seed = ran + len(batch), seed + len(batch)
-        for outcome in run_batch(batch, env):
+        for k, outcome in enumerate(run_batch(batch, env)):
             if not outcome.failure:
                 continue
             failures += 1
             if outcome.failure not in kinds:
                 kinds.add(outcome.failure)
-                print(report(shrink(outcome, env)), flush=True)
+                beside = companions(batch, k, env)
+                print(report(shrink(outcome, env) if not beside else outcome), flush=True)
+                for other in beside:
+                    ins = ", ".join(f"{v.name}: {v.dtype}{list(v.shape)}" for v in other.inputs)
+                    print(f"... and fails only compiled with this one (seed {other.seed}, "
+                          f"donate={other.donate}; inputs {ins}) in one jitted function:\n"
+                          f"{other.source()}\n", flush=True)
     print(f"{ran} programs, {failures} failed ({len(kinds)} kinds), seeds {args.seed}..{seed - 1},"
           f" {time.monotonic() - start:.0f} s")
     return 1 if failures else 0

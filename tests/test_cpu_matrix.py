@@ -17,17 +17,22 @@ from programs import PROGRAMS, Program
 
 X86 = ("x86-64", "x86-64-v2", "x86-64-v3", "haswell", "znver2", "znver3", "znver4",
        "skylake-avx512", "icelake-server", "sapphirerapids")
+# Cross-compiled for 64-bit Arm (NEON; SVE2 on Neoverse V2; Apple's): compiled, not run.
+ARM = ("aarch64:neoverse-n1", "aarch64:neoverse-v2", "aarch64:apple-m1")
+CPUS = X86 + ARM
 # `make test`'s matrix: the program that failed for every CPU without AVX-512 (a data-tiled
 # product with two readers fused in), for every CPU; .ci/run compiles every program for a
-# CPU of each instruction-set class (SSE2, AVX2, AVX-512 in halves, AVX-512, with FP16).
+# CPU of each instruction-set class (SSE2, AVX2, AVX-512 in halves, AVX-512, with FP16; NEON,
+# SVE2).
 QUICK = ("train_step_b128",)
-CLASSES = ("x86-64", "haswell", "znver4", "skylake-avx512", "sapphirerapids")
+CLASSES = ("x86-64", "haswell", "znver4", "skylake-avx512", "sapphirerapids",
+           "aarch64:neoverse-n1", "aarch64:neoverse-v2")
 
 
 def _pairs() -> list[tuple[Program, str]]:
     if os.environ.get("EMBER_CPU_MATRIX", "") == "all":
-        return [(p, cpu) for p in PROGRAMS for cpu in (X86 if p.name in QUICK else CLASSES)]
-    return [(p, cpu) for p in _programs() for cpu in X86]
+        return [(p, cpu) for p in PROGRAMS for cpu in (CPUS if p.name in QUICK else CLASSES)]
+    return [(p, cpu) for p in _programs() for cpu in CPUS]
 
 
 def _programs() -> list[Program]:

@@ -88,13 +88,31 @@ def test_code_for_a_cpu_with_more_instructions_is_refused(compiled):
     """A module saved on a machine with AMX (in its signature) does not run here: SIGILL
     would kill the process."""
     meta = json.loads(compiled.executable._function.reflection["ember.abi"])
-    assert meta["cpu"] == iree_driver.cpu_features(iree_driver.target("cpu"))[0]
+    assert meta["cpu"] == iree_driver.cpu_features(iree_driver.target(compiled.target))[0]
     assert_close(ember.load(compiled.vmfb)(np.ones(N, np.float32)), np.full(N, 2, np.float32))
     first = meta["cpu_features"][0]
     forged = "+" + "z" * (len(first) - 1)  # a feature no CPU has, of the same length
     bad = _patched(compiled.vmfb, f'"cpu_features":["{first}"', f'"cpu_features":["{forged}"')
     with pytest.raises(RuntimeError, match=f"uses instructions this CPU .* lacks: {forged[1:]}"):
         ember.load(bad)(np.ones(N, np.float32))
+
+
+def test_code_for_another_machine_is_compiled_and_saved_but_not_run(tmp_path):
+    """cpu:aarch64:NAME cross-compiles for a 64-bit Arm CPU: the module is saved and loads
+    its signature here, and a call says which machine it needs (it would not execute)."""
+    f = ember.jit(lambda x: jnp.sin(x) * 2, device="cpu:aarch64:neoverse-v2")
+    path = tmp_path / "arm.vmfb"
+    f.lower(jnp.zeros(4)).compile().save(path)
+    loaded = ember.load(path)
+    for call in (lambda: f(jnp.ones(4)), lambda: loaded(np.ones(4, np.float32))):
+        with pytest.raises(RuntimeError, match=r"an aarch64 CPU \(neoverse-v2\), and this "
+                                               r"machine is x86_64"):
+            call()
+    with pytest.raises(ValueError, match=r"a CPU LLVM knows for aarch64 CPUs: one of .*"
+                                         r"neoverse-n1"):
+        ember.jit(lambda x: x, device="cpu:aarch64:haswell").lower(jnp.zeros(4))
+    with pytest.raises(ValueError, match=r"machines: x86_64, aarch64"):
+        ember.jit(lambda x: x, device="cpu:riscv64:generic").lower(jnp.zeros(4))
 
 
 def test_a_named_cpu_lacking_here_is_compiled_but_not_run():

@@ -408,3 +408,35 @@ def test_slice_bounds_may_be_concrete_integer_arrays():
     np.testing.assert_array_equal(np.asarray(got), x[2:9:3])
     with pytest.raises(ember.errors.TracerIntegerConversionError):
         ember.jit(lambda x, k: x[:k])(x, jnp.asarray(3))
+
+
+_READERS = {
+    "loop": lambda np_, lax, c: lax.fori_loop(0, 4, lambda i, c: np_.maximum(c, c * c - 1.0), c),
+    "elementwise": lambda np_, lax, c: np_.sin(c) * 3,
+    "transpose": lambda np_, lax, c: np_.transpose(c) * 3,
+    "reduction": lambda np_, lax, c: np_.sum(c, axis=0),
+    "slice": lambda np_, lax, c: c[1:3] * 2,
+}
+
+
+@pytest.mark.parametrize("reader", sorted(_READERS))
+@pytest.mark.parametrize("beside", [False, True])
+@pytest.mark.parametrize("how", ["set", "add", "scatter"])
+def test_updates_after_reads_of_the_old_value_match_jax(reader, beside, how):
+    """A value read (by `reader`), then updated in place, both results returned, with or
+    without an independent dispatch beside them (IREE 3.13 elided its copy before the update
+    and, given another dispatch to run beside it, ran the update before the read)."""
+    def program(np_, lax, x, y):
+        v = x.at[4, 2:4].add(x[4, 2:4] * 2 + 1)  # a value of the program's own
+        old = _READERS[reader](np_, lax, v)
+        at = v.at[np_.array([3, 0])] if how == "scatter" else v.at[3:4, 0:1]
+        new = at.set(v[3:4, 0:1] * 2 + 1) if how == "set" else at.add(7.0)
+        return (new, old, y.astype(np_.float32) * 0.5) if beside else (new, old)
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 5)).astype(np.float32) * 1.5
+    y = rng.integers(-5, 5, (4, 4)).astype(np.int32)
+    want = jax.jit(lambda a, b: program(jax.numpy, jax.lax, a, b))(x, y)
+    got = ember.jit(lambda a, b: program(jnp, ember.lax, a, b))(x, y)
+    for g, w in zip(got, want, strict=True):
+        assert_close(g, w, rtol=1e-5)

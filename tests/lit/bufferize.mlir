@@ -231,3 +231,46 @@ func.func @owned_results(%x: tensor<8xf32> {ember.donated}, %y: tensor<8xf32>) -
   %0 = "ember.exp"(%y) : (tensor<8xf32>) -> tensor<8xf32>
   return %x, %0 : tensor<8xf32>, tensor<8xf32>
 }
+
+// An in-place write waits for the earlier reads of its destination (IREE elided its own
+// copy and then ran the write first, beside an independent dispatch): an ordering edge to
+// the value written where IREE can join them, else a copy of the destination. Must not
+// fire for the reads the write is computed from.
+// CHECK-LABEL: func.func @earlier_read_is_waited_for
+// CHECK: %[[X:.*]] = "ember.exp"(%arg0)
+// CHECK: %[[R:.*]] = "ember.sin"(%[[X]])
+// CHECK: %[[V:.*]] = "ember.mul"(%arg1, %arg1)
+// CHECK: %[[A:.*]] = "ember.after"(%[[V]], %[[R]])
+// CHECK: "ember.dynamic_update_slice"(%[[X]], %[[A]]
+func.func @earlier_read_is_waited_for(%a: tensor<8xf32>, %u: tensor<2xf32>, %i: tensor<i32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %x = "ember.exp"(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %r = "ember.sin"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %s = "ember.mul"(%r, %r) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %v = "ember.mul"(%u, %u) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %0 = "ember.dynamic_update_slice"(%x, %v, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  return %0, %s : tensor<8xf32>, tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @returned_read_gets_a_copy
+// CHECK: %[[X:.*]] = "ember.exp"(%arg0)
+// CHECK: %[[C:.*]] = "ember.copy"(%[[X]])
+// CHECK: %[[F:.*]] = "ember.after"(%[[C]])
+// CHECK: "ember.dynamic_update_slice"(%[[F]], %arg1
+func.func @returned_read_gets_a_copy(%a: tensor<8xf32>, %u: tensor<2xf32>, %i: tensor<i32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %x = "ember.exp"(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %r = "ember.sin"(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  %0 = "ember.dynamic_update_slice"(%x, %u, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  return %0, %r : tensor<8xf32>, tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @read_for_the_write
+// CHECK-NOT: ember.after
+// CHECK-NOT: ember.copy
+// CHECK: return
+func.func @read_for_the_write(%a: tensor<8xf32>, %i: tensor<i32>) -> tensor<8xf32> {
+  %x = "ember.exp"(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  %w = "ember.slice"(%x) {start_indices = array<i64: 1>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<8xf32>) -> tensor<2xf32>
+  %m = "ember.mul"(%w, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %0 = "ember.dynamic_update_slice"(%x, %m, %i) {strides = array<i64: 1>} : (tensor<8xf32>, tensor<2xf32>, tensor<i32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform as py_platform
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -240,6 +241,13 @@ def load_executable(vmfb: bytes, name: str, target: str, parallel: bool,
 def _check_cpu(name: str, target: str, cpu: tuple[str, frozenset[str]]) -> None:
     """Code that uses instructions this CPU lacks dies with SIGILL: refuse it instead."""
     compiled_for, needed = cpu
+    machine = target.partition(":")[2].rpartition(":")[0]  # "cpu:aarch64:neoverse-v2"
+    here = {"arm64": "aarch64", "AMD64": "x86_64"}.get(py_platform.machine(),
+                                                       py_platform.machine())
+    if machine and machine != here:
+        raise RuntimeError(f"{name} was compiled for target {target}, an {machine} CPU "
+                           f"({compiled_for}), and this machine is {here}. Compile it for "
+                           f"this machine (target cpu) or run it on an {machine} machine.")
     missing = missing_cpu_features(needed)
     if missing:
         raise RuntimeError(f"{name} was compiled for target {target} (CPU {compiled_for}) and "
