@@ -166,19 +166,12 @@ class Emitter:
         return name
 
     def barrier(self, values: list[str], avals: list[ShapedArray]) -> list[str]:
-        """`values` through one util.optimization_barrier. A value of one element and
-        rank 2 or more passes as 1-D: IREE 3.13's BubbleUpExpandShapes rewrote a barrier's
-        expand_shape of a one-element extract_slice into an invalid slice ("expected rank
-        to be smaller or equal to the other rank")."""
-        flat = [aval.ndim >= 2 and not symbolic(aval.shape) and aval.size == 1
-                for aval in avals]
-        passed = [ShapedArray((1,), a.dtype) if f else a for a, f in zip(avals, flat, strict=True)]
-        args = [self.reshape(v, a, p) for v, a, p in zip(values, avals, passed, strict=True)]
+        """`values` through one util.optimization_barrier (IREE neither reorders nor fuses
+        across it)."""
         name = self.fresh()
-        self.emit(f"{name}:{len(args)} = util.optimization_barrier {', '.join(args)} : "
-                  f"{', '.join(ttype(p) for p in passed)}")
-        return [self.reshape(f"{name}#{k}", p, a)
-                for k, (p, a) in enumerate(zip(passed, avals, strict=True))]
+        self.emit(f"{name}:{len(values)} = util.optimization_barrier {', '.join(values)} : "
+                  f"{', '.join(ttype(a) for a in avals)}")
+        return [f"{name}#{k}" for k in range(len(values))]
 
     def reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
         """`value` in `dst`'s shape: collapse to 1-D, then expand (reassociative reshapes,

@@ -120,9 +120,22 @@ def is_cpu(target: str) -> bool:
     return target.partition(":")[0] in TARGETS
 
 
+# IREE's hoisting of constant expressions into load-time initializers (and their evaluation
+# at compile time) computes, once, what depends only on constants: a transposed weight, an
+# index table, twiddles from an iota. With no such constant (no dense one that is not a
+# splat, no index-based value) there is nothing to hoist, and its analysis still cost a
+# third of a long elementwise chain's compile (400 unrolled `sin` steps).
+_NO_HOISTING = ("--iree-opt-const-expr-hoisting=false", "--iree-opt-const-eval=false")
+_HOISTABLE = re.compile(r'dense<[\["]|linalg\.index|\biota\b')
+
+
 def attempts(text: str, tgt: Target) -> tuple[Target, ...]:
     """The targets to compile `text` for, in turn, until one succeeds."""
-    last = (tgt, _with(tgt, _NO_CONST_EVAL))
+    if is_cpu(tgt.name) and not _HOISTABLE.search(text):
+        tgt = Target(tgt.name, (*tgt.flags, *_NO_HOISTING))
+        last = (tgt,)
+    else:
+        last = (tgt, _with(tgt, _NO_CONST_EVAL))
     if not is_cpu(tgt.name) or _NOT_FOR_AGGRESSIVE_FUSION.search(text):
         return last
     return (_with(tgt, _AGGRESSIVE_FUSION), *last)

@@ -12,6 +12,7 @@ from ember.dialect import ir as eir
 
 from .bufferize import Bufferize
 from .canonicalize import Canonicalize
+from .fence_unit_slices import FenceUnitSlices
 from .fuse import FUSE_CPU, Fuse
 from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LOWER_TO_LINALG_AVX512, LOWER_TO_LINALG_CPU, LowerToLinalg
@@ -29,7 +30,8 @@ class Pass(Protocol):
 REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
                                                   Moments(), Fuse(), FUSE_CPU, Bufferize(),
                                                   LowerToLinalg(), LOWER_TO_LINALG_CPU,
-                                                  LOWER_TO_LINALG_AVX512, WindowStores())}
+                                                  LOWER_TO_LINALG_AVX512, WindowStores(),
+                                                  FenceUnitSlices())}
 
 
 def as_callable(p: Pass):

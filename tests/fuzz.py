@@ -15,6 +15,7 @@ while_loop, scan), written against a backend `B` (the numpy module as `B.np`, `B
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import random
 import re
 import sys
@@ -608,13 +609,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=0, help="stop after this many programs")
     parser.add_argument("--batch", type=int, default=8, help="programs compiled as one module")
+    parser.add_argument("--progress", action="store_true",
+                        help="print each batch's seeds before running it (to find a crash)")
     args = parser.parse_args(argv)
+    faulthandler.enable()  # a crash (IREE's or the runtime's) prints where it happened
     warnings.simplefilter("ignore")  # unusable donations are the generator's to make
     env = backends()
     env[0].config.update("ember_compilation_cache_dir", "off")
     start, seed, ran, failures, kinds = time.monotonic(), args.seed, 0, 0, set()
     while time.monotonic() - start < args.seconds and not (args.count and ran >= args.count):
         batch = [generate(s) for s in range(seed, seed + args.batch)]
+        if args.progress:
+            print(f"seeds {seed}..{seed + args.batch - 1}", flush=True)
         ran, seed = ran + len(batch), seed + len(batch)
         for k, outcome in enumerate(run_batch(batch, env)):
             if not outcome.failure:

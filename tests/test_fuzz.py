@@ -88,8 +88,8 @@ FOUND = [
     v6 = np_.maximum(v4, x1)
     v9 = np_.floor(np_.clip(v5, -64, 64) * 2.0).astype(np_.int32)
     return (v9, v6,)""", {"x0": ((2, 6), "int32"), "x1": ((1,), "float32")}, False),
-    # found on the 13-core host (AVX2), stop 65. A one-element view through a barrier (IREE
-    # made an invalid slice of it):
+    # found on the 13-core host (AVX2), stop 65. A one-element slice expanded (IREE made an
+    # invalid slice of it):
     ("""def program(B, x0, x1):
     np_, lax = B.np, B.lax
     v1 = np_.matmul(x0, x1)
@@ -133,6 +133,16 @@ FOUND = [
     v1 = np_.flip(x0, 0)
     v3 = v1.at[0:5:2, 0:1:1, 3:4:1].mul((v1[0:5:2, 0:1:1, 3:4:1] * 2 + 1))
     return (v3,)""", {"x0": ((6, 1, 4), "float32")}, True),
+    # a one-element slice expanded for a loop kernel: IREE crashed the process
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v2 = (x0 > 0.5)
+    v3 = np_.where(v2, x0, -x0)
+    v5 = np_.broadcast_to(v3[:1], (6,)) + np_.arange(6.0).reshape((6,))
+    v8 = (v5 * 0.5 + 0.25)
+    v9 = v8[2:3:1]
+    v10 = lax.fori_loop(0, 0, lambda i, c: np_.maximum(c, c * c - 1.0), v9)
+    return (v10,)""", {"x0": ((5,), "float32")}, False),
 ]
 
 
