@@ -12,8 +12,8 @@ from ember.dialect import ir as eir
 
 from .bufferize import Bufferize
 from .canonicalize import Canonicalize
-from .fence_unit_slices import FenceUnitSlices
 from .fuse import FUSE_CPU, Fuse
+from .iree_fences import IreeFences
 from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LOWER_TO_LINALG_AVX512, LOWER_TO_LINALG_CPU, LowerToLinalg
 from .moments import Moments
@@ -31,7 +31,7 @@ REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), 
                                                   Moments(), Fuse(), FUSE_CPU, Bufferize(),
                                                   LowerToLinalg(), LOWER_TO_LINALG_CPU,
                                                   LOWER_TO_LINALG_AVX512, WindowStores(),
-                                                  FenceUnitSlices())}
+                                                  IreeFences())}
 
 
 def as_callable(p: Pass):

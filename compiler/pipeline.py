@@ -28,7 +28,7 @@ EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-unroll-loops"
 # Work that a loop's body does the same on every trip leaves the loop (upstream LICM on
 # linalg: a matrix product's packed weights, in a scan RNN, are packed once, not per trip).
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "loop-invariant-code-motion", "cse",
-                 "ember-fence-unit-slices")
+                 "ember-iree-fences")
 
 
 # CPUs (LLVM's names) with AVX-512 whose cores run a 512-bit operation as two 256-bit halves:

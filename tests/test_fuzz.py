@@ -143,6 +143,16 @@ FOUND = [
     v9 = v8[2:3:1]
     v10 = lax.fori_loop(0, 0, lambda i, c: np_.maximum(c, c * c - 1.0), v9)
     return (v10,)""", {"x0": ((5,), "float32")}, False),
+    ("""def program(B, x0, x1, x2, i3, i4):
+    np_, lax = B.np, B.lax
+    v2 = x1.astype(np_.float32) * 0.5
+    v3 = np_.maximum(x0, x2)
+    v4 = (v3 | -2)
+    v5 = np_.sort(v4, axis=0)
+    v9 = v3[i4]
+    v10 = (i3 * v9)
+    return (v10, v2, v5,)""", {"x0": ((6,), "int32"), "x1": ((), "int32"), "x2": ((), "int32"),
+                               "i3": ((4,), "int32"), "i4": ((4,), "int32")}, False),
 ]
 
 
