@@ -18,6 +18,7 @@ from iree.compiler import api
 from iree.compiler.api import ctypes_dl
 
 from .errors import CompileError
+from .iree_fences import fence_host_loops
 
 
 @dataclass(frozen=True)
@@ -342,6 +343,11 @@ def _compile(text: str, tgt: Target, diagnostics: bool) -> api.Invocation | None
 def compile_text(text: str, tgt: Target, *, name: str = "module") -> bytes:
     """Compile MLIR text to VM bytecode; on failure raise CompileError with diagnostics."""
     vmfb, last = _first_success(text, tgt, lambda attempt: _compiled(text, attempt, name))
+    if vmfb is None and ("scf.for" in text or "scf.while" in text):
+        fenced = fence_host_loops(text)  # the last attempt (see iree_fences)
+        if fenced != text:
+            vmfb, last = _first_success(fenced, tgt,
+                                        lambda attempt: _compiled(fenced, attempt, name))
     if vmfb is None:
         raise CompileError(f"IREE failed to compile {name} for target {last.name}",
                            _diagnostics(text, last), _save(text, name))

@@ -7,11 +7,16 @@ lowering made it:
   invalid slice of it ("expected rank to be smaller or equal to the other rank": a fuzzed
   x[2:3, 0:1].reshape(1, 1, 1)) or crashed the process (a fori_loop kernel reading one
   element of a sum, expanded to 1 x 1). The value is one element: the barrier costs nothing.
+
+A rule that costs run time is tried only when IREE has failed without it (`fence_host_loops`,
+iree_driver.compile_text's last attempt):
 - A host loop's results (scf.for / scf.while outside any kernel): IREE fused the dispatch
   reading a result with one computing the loop's initial value's sibling, and its stream
   partitioning failed ("circular dependency: input operation uses partition output"; a
-  fori_loop, then a sort's merge passes). One barrier a result: a barrier joining values of
-  different kinds of buffer does not compile (see ember-bufferize).
+  sort's merge passes, read beside a gather of the sorted value's source). One barrier a
+  result: a barrier joining values of different kinds of buffer does not compile (see
+  ember-bufferize). Fenced always, a sort's results cost top_k of 1M f32 twice its time
+  (fori_loop's results are fenced always: lower_regions._fenced).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir as mlir
+
+from ember.dialect import ir as eir
 
 _LOOPS = ("scf.for", "scf.while")
 
@@ -32,6 +39,32 @@ def _one_element(value: mlir.Value) -> bool:
     return isinstance(t, mlir.RankedTensorType) and all(d == 1 for d in t.shape)
 
 
+@dataclass(frozen=True)
+class IreeFences:
+    name: str = "ember-iree-fences"
+    description: str = ("Barriers where IREE 3.13 miscompiles: a one-element slice expanded "
+                        "to a higher rank")
+
+    def run(self, module: mlir.Operation) -> None:
+        expands = []
+
+        def visit(op: mlir.Operation) -> mlir.WalkResult:
+            if op.name == "tensor.expand_shape":
+                src = _op(op.operands[0].owner)
+                if src is not None and src.name == "tensor.extract_slice" and \
+                        _one_element(op.operands[0]):
+                    expands.append(op)
+            return mlir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        for op in expands:
+            src = op.operands[0]
+            with mlir.InsertionPoint(op), op.location:
+                fence = mlir.Operation.create("util.optimization_barrier",
+                                              results=[src.type], operands=[src])
+            op.operands[0] = fence.results[0]
+
+
 def _on_the_host(op: mlir.Operation) -> bool:
     """Whether `op` is outside every kernel (linalg or iree_linalg_ext op)."""
     parent = op.parent
@@ -42,48 +75,32 @@ def _on_the_host(op: mlir.Operation) -> bool:
     return True
 
 
-def _fence(value: mlir.Value, users: list[tuple[mlir.Operation, int]],
-           before: mlir.Operation) -> None:
-    """`users` (op, operand number) read `value` through a barrier placed before `before`."""
-    with mlir.InsertionPoint(before), before.location:
-        fence = mlir.Operation.create("util.optimization_barrier", results=[value.type],
-                                      operands=[value])
-    for user, k in users:
-        user.operands[k] = fence.results[0]
-
-
-@dataclass(frozen=True)
-class IreeFences:
-    name: str = "ember-iree-fences"
-    description: str = ("Barriers where IREE 3.13 miscompiles: a one-element slice expanded "
-                        "to a higher rank, a host loop's results")
-
-    def run(self, module: mlir.Operation) -> None:
-        expands, loops = [], []
+def fence_host_loops(text: str) -> str:
+    """`text` (a linalg module) with every host loop's results read through barriers, but
+    where another loop starts from them; `text` itself when it has no such loop."""
+    with eir.LOCK, eir.context():
+        module = mlir.Module.parse(text)
+        loops = []
 
         def visit(op: mlir.Operation) -> mlir.WalkResult:
-            if op.name == "tensor.expand_shape":
-                src = _op(op.operands[0].owner)
-                if src is not None and src.name == "tensor.extract_slice" and \
-                        _one_element(op.operands[0]):
-                    expands.append(op)
-            elif op.name in _LOOPS and _on_the_host(op):
+            if op.name in _LOOPS and _on_the_host(op):
                 loops.append(op)
             return mlir.WalkResult.ADVANCE
 
-        module.walk(visit)
-        for op in expands:
-            _fence(op.operands[0], [(op, 0)], op)
+        module.operation.walk(visit)
+        fenced = False
         for loop in loops:
-            after = _next(loop)
+            block_ops = [o.operation for o in loop.block.operations]
+            after = block_ops[block_ops.index(loop) + 1]  # a loop never ends its block
             for result in loop.results:
-                users = [(u.owner.operation if hasattr(u.owner, "operation") else u.owner,
-                          u.operand_number) for u in result.uses]
-                if users:
-                    _fence(result, users, after)
-
-
-def _next(op: mlir.Operation) -> mlir.Operation:
-    """The op after `op` in its block (a loop is never a block's terminator)."""
-    ops = [o.operation for o in op.block.operations]
-    return ops[ops.index(op) + 1]
+                users = [(_op(u.owner), u.operand_number) for u in result.uses]
+                users = [(u, k) for u, k in users if u.name not in _LOOPS]
+                if not users:
+                    continue
+                with mlir.InsertionPoint(after), after.location:
+                    fence = mlir.Operation.create("util.optimization_barrier",
+                                                  results=[result.type], operands=[result])
+                for user, k in users:
+                    user.operands[k] = fence.results[0]
+                fenced = True
+        return str(module) if fenced else text

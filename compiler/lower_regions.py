@@ -123,7 +123,22 @@ def lower_while(em, operation, args, avals, params, result) -> list[str]:
     outs = _loop_body(em, body_region, after)
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
-    return names
+    return _fenced(em, names, results)
+
+
+def _fenced(em: Emitter, names: list[str], results: list[str]) -> list[str]:
+    """A host loop's results, each through its own util.optimization_barrier: IREE 3.13
+    fused the dispatch reading a loop's result with one computing the loop's initial value's
+    sibling (x -> x * 0.5 into the loop, x + 0.5 beside it, the loop's result then read),
+    and its stream partitioning failed ("circular dependency: input operation uses
+    partition output"). One barrier a result: a barrier joining values of different kinds
+    of buffer does not compile (see ember-bufferize)."""
+    fenced = []
+    for name, rtype in zip(names, results, strict=True):
+        out = em.fresh("f")
+        em.emit(f"{out} = util.optimization_barrier {name} : {rtype}")
+        fenced.append(out)
+    return fenced
 
 
 def _index(em: Emitter, value: str, aval: ShapedArray) -> str:
@@ -156,7 +171,7 @@ def lower_for(em, operation, args, avals, params, result) -> list[str]:
     outs = _loop_body(em, operation.regions[0], [tensor, *carried])
     em.emit(f"  scf.yield {', '.join(outs)} : {', '.join(results)}")
     em.emit("}")
-    return names
+    return _fenced(em, names, results)
 
 
 def lower_elementwise_for(em, operation, args, avals, params, result) -> list[str]:

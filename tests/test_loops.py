@@ -215,3 +215,43 @@ def test_host_loops_writing_one_buffer_in_place_run_on_the_workers(first, second
     h, ys = ember.jit(scan)(h0, xs[:50])
     assert_close(ys, np.stack(stack[:50]).astype(np.float32), rtol=1e-4, atol=1e-5)
     assert_close(h, stack[49].astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.unit
+def test_the_last_compile_attempt_fences_host_loops_results():
+    """What compile_text tries when IREE failed otherwise (a sort's merge passes, read beside
+    a gather of the sorted value's source: "circular dependency"): each host loop's result
+    read through a barrier, but where another loop starts from it, and a kernel's own loop
+    left alone."""
+    from ember.compiler.iree_fences import fence_host_loops
+
+    text = """func.func @f(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%x = %a) -> (tensor<4xf32>) {
+    %e = tensor.empty() : tensor<4xf32>
+    %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+        iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %k = scf.for %j = %c0 to %c3 step %c1 iter_args(%v = %in) -> (f32) {
+        %w = arith.mulf %v, %v : f32
+        scf.yield %w : f32
+      }
+      linalg.yield %k : f32
+    } -> tensor<4xf32>
+    scf.yield %s : tensor<4xf32>
+  }
+  %q = scf.for %i = %c0 to %c3 step %c1 iter_args(%x = %r) -> (tensor<4xf32>) {
+    scf.yield %x : tensor<4xf32>
+  }
+  return %r, %q : tensor<4xf32>, tensor<4xf32>
+}"""
+    fenced = fence_host_loops(text)
+    assert "%1 = util.optimization_barrier %0 : tensor<4xf32>" in fenced
+    assert "iter_args(%arg2 = %0)" in fenced  # the second loop starts from the first's
+    assert "%3 = util.optimization_barrier %2 : tensor<4xf32>" in fenced
+    assert "return %1, %3" in fenced
+    assert fenced.count("util.optimization_barrier") == 2  # none for the kernel's loop
+    plain = "func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}"
+    assert fence_host_loops(plain) is plain

@@ -29,30 +29,3 @@ func.func @not_a_slice(%a: tensor<1xf32>) -> tensor<1x1xf32> {
   %e = tensor.expand_shape %a [[0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
   return %e : tensor<1x1xf32>
 }
-
-// A host loop's results are read through a barrier each; a loop inside a kernel is not.
-// CHECK-LABEL: func.func @host_loop
-// CHECK: %[[L:.*]]:2 = scf.for
-// CHECK-NOT: util.optimization_barrier
-// CHECK: linalg.yield
-// CHECK: %[[B0:.*]] = util.optimization_barrier %[[L]]#0
-// CHECK: %[[B1:.*]] = util.optimization_barrier %[[L]]#1
-// CHECK: return %[[B0]], %[[B1]]
-func.func @host_loop(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c3 = arith.constant 3 : index
-  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%x = %a, %y = %b) -> (tensor<4xf32>, tensor<4xf32>) {
-    %e = tensor.empty() : tensor<4xf32>
-    %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
-    ^bb0(%in: f32, %out: f32):
-      %k = scf.for %j = %c0 to %c3 step %c1 iter_args(%v = %in) -> (f32) {
-        %w = arith.mulf %v, %v : f32
-        scf.yield %w : f32
-      }
-      linalg.yield %k : f32
-    } -> tensor<4xf32>
-    scf.yield %s, %y : tensor<4xf32>, tensor<4xf32>
-  }
-  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
-}
