@@ -233,18 +233,18 @@ def _mirrored_rows(em: Emitter, source: str, x: ShapedArray, lead: int, dims: se
     return _gather_rows(em, source, x, lead, pos, positions, result)
 
 
-# On CPU targets, a gather of whole rows (take along the leading axis, a reversal of leading
-# dims) copies them with iree_linalg_ext.gather: contiguous vector loads, where reading each
-# element at a loaded coordinate (tensor.extract) is a hardware gather. The rows are viewed
-# as (length / k, k), k the largest divisor of their length from 16 to ROW_VIEW_LANES below
-# the length, else 8; rows no such k divides (shorter than 16 among them) read element by
-# element (see _row_lanes). IREE then tiles whole pieces of k, where a flat row of 1000 was
-# cut into tiles of 50 (Ember against itself in one process, (1000, 1000) f32: half its rows
-# by index 269 -> 173 us, mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32
-# to 64 (Zen 4, medians of 15 rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us
-# (k = 50; JAX 150), of (1000, 1024) 178 -> 153 (JAX 254), of (1000, 768) 148 -> 127 (JAX
-# 203); half the rows by index 155 -> 121 us (JAX 125), 118 -> 104, 96 -> 84. Pieces of 128
-# and 200: slower again.
+# On CPU targets, a gather of whole rows (take along the leading axis, a reversal of leading dims)
+# copies them with iree_linalg_ext.gather: contiguous vector loads, where reading each element at a
+# loaded coordinate (tensor.extract) is a hardware gather. The rows are viewed as (length / k, k), k
+# the largest multiple of 8 from 16 to ROW_VIEW_LANES that divides their length and is below it,
+# else 8 (pieces of 50 failed to compile for aarch64: IREE's NEON masked stores; pieces of 40 run as
+# fast on x86); rows no such k divides (shorter than 16 among them) read element by element (see
+# _row_lanes). IREE then tiles whole pieces of k, where a flat row of 1000 was cut into tiles of 50
+# (Ember against itself in one process, (1000, 1000) f32: half its rows by index 269 -> 173 us,
+# mirrored 421 -> 292 us, with k = 8). Pieces of 16 or 8 against 32 to 64 (Zen 4, medians of 15
+# rounds, JAX alongside): flip + 1 of (1000, 1000) 247 -> 156 us (k = 50; JAX 150), of (1000, 1024)
+# 178 -> 153 (JAX 254), of (1000, 768) 148 -> 127 (JAX 203); half the rows by index 155 -> 121 us
+# (JAX 125), 118 -> 104, 96 -> 84. Pieces of 128 and 200: slower again.
 ROW_VIEW_LANES = 64
 
 
@@ -342,7 +342,7 @@ def _row_lanes(length: int) -> int | None:
     """The pieces a gathered row of `length` elements is viewed in (see ROW_VIEW_LANES), or
     None: a row viewed whole (flat, or one piece) made IREE vectorize a scatter fused after
     the gather as one vector of all the gathered rows, which it refuses to compile."""
-    return next((k for k in (*range(ROW_VIEW_LANES, 15, -1), 8) if length % k == 0
+    return next((k for k in (*range(ROW_VIEW_LANES, 15, -8), 8) if length % k == 0
                  and k < length), None)
 
 
