@@ -6,9 +6,9 @@
 // PLAIN-NOT: iree_linalg_ext.gather
 
 // A gather of rows along the leading axis copies whole rows (iree_linalg_ext.gather of the
-// rows viewed as (length / k, k), k their length's largest multiple-of-8 divisor from 16 to 64 below the
-// length, else 8; positions normalized and clamped first), read through a
-// select on a barrier'd condition that roots the dispatch (so IREE fuses the positions into
+// rows viewed as (length / k, k), k their length's largest divisor that is a multiple of 8
+// from 16 to 64 below the length, else 8; positions normalized and clamped first), read
+// through a select on a barrier'd condition that roots the dispatch (so IREE fuses the positions into
 // it). It must not fire for short rows (here 8 elements), rows no such k divides (1018: a
 // whole row's view broke a scatter fused after the gather), or another axis: those read
 // element by element.
