@@ -124,8 +124,8 @@ def is_cpu(target: str) -> bool:
 # IREE's hoisting of constant expressions into load-time initializers (and their evaluation
 # at compile time) computes, once, what depends only on constants: a transposed weight, an
 # index table, twiddles from an iota. With no such constant (no dense one that is not a
-# splat, no index-based value) there is nothing to hoist, and its analysis still cost a
-# third of a long elementwise chain's compile (400 unrolled `sin` steps).
+# splat, no index-based value) there is nothing to hoist, and its analysis still costs
+# compile time that grows with the module (benchmarks/scaling.py's unrolled steps).
 _NO_HOISTING = ("--iree-opt-const-expr-hoisting=false", "--iree-opt-const-eval=false")
 _HOISTABLE = re.compile(r'dense<[\["]|linalg\.index|\biota\b')
 

@@ -15,8 +15,8 @@ iree_driver.compile_text's last attempt):
   partitioning failed ("circular dependency: input operation uses partition output"; a
   sort's merge passes, read beside a gather of the sorted value's source). One barrier a
   result: a barrier joining values of different kinds of buffer does not compile (see
-  ember-bufferize). Fenced always, a sort's results cost top_k of 1M f32 twice its time
-  (fori_loop's results are fenced always: lower_regions._fenced).
+  ember-bufferize). Not always: barriers after a sort's pass loops slowed top_k down (see
+  the benchmarks); fori_loop's results are fenced always (lower_regions._fenced).
 """
 
 from __future__ import annotations
