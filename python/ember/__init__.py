@@ -10,7 +10,7 @@ from typing import Any
 
 # The runtime half (saved modules, arrays, devices) needs only iree-base-runtime; everything
 # that traces or compiles needs iree-base-compiler too (README, "Installing the runtime only").
-from ember import config, errors, tree_util
+from ember import config, errors, tree, tree_util
 from ember._src.aot import Loaded, load
 from ember._src.dtypes import as_array as _as_array
 from ember.dialect.types import ShapedArray
@@ -110,5 +110,5 @@ __all__ = [
     "clear_caches", "config", "count_events", "custom_jvp", "custom_vjp", "debug",
     "device_put", "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev",
     "jit", "jvp", "lax", "linearize", "remat", "value_and_grad", "vjp", "vmap",
-    "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree_util",
+    "load", "new_ref", "Ref", "nn", "numpy", "random", "scipy", "tree", "tree_util",
 ]
