@@ -251,22 +251,13 @@ def _own_buffer(value: mlir.Value) -> bool:
 def _returned(value: mlir.Value) -> bool:
     """Whether the function returns `value`'s buffer: it, a view of it, or what is written
     into it in place (or handed on through loop carries and branches, see `_passed_on`)."""
-    seen, work = set(), [value]
-    while work:
-        v = work.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for use in v.uses:
-            user = use.owner.operation
-            if user.name == "func.return":
-                return True
-            if eir.opdef(user) is ops.AFTER:
-                onward = list(user.results) if use.operand_number == 0 else []
-            else:
-                onward = _passed_on(user, use.operand_number)
-            work.extend(user.results if onward is None else onward)
-    return False
+    def onward(user: mlir.Operation, k: int) -> list[mlir.Value]:
+        if eir.opdef(user) is ops.AFTER:  # an ordering edge passes its first operand on
+            return list(user.results) if k == 0 else []
+        passed = _passed_on(user, k)
+        return list(user.results) if passed is None else passed
+
+    return any(user.name == "func.return" for user, _, _ in _reach(value, onward))
 
 
 def _hoist(readers: list[mlir.Operation], points: list[mlir.Operation]) -> None:
@@ -391,9 +382,9 @@ def _passed_on(user: mlir.Operation, k: int) -> list[mlir.Value] | None:
     return []
 
 
-def written_in_place(value: mlir.Value) -> mlir.Operation | None:
-    """The in-place write (see `_passed_on`) that `value`'s buffer may reach, through
-    views (slices, reshapes), loop carries and region results."""
+def _reach(value: mlir.Value, onward):
+    """(user, operand number, onward(user, operand number)) for every use of `value` and,
+    in turn, of the values `onward` hands it on to (None: to none)."""
     seen, work = set(), [value]
     while work:
         v = work.pop()
@@ -401,11 +392,17 @@ def written_in_place(value: mlir.Value) -> mlir.Operation | None:
             continue
         seen.add(v)
         for use in v.uses:
-            onward = _passed_on(use.owner.operation, use.operand_number)
-            if onward is None:
-                return use.owner.operation
-            work.extend(onward)
-    return None
+            user, k = use.owner.operation, use.operand_number
+            handed = onward(user, k)
+            yield user, k, handed
+            work.extend(handed or [])
+
+
+def written_in_place(value: mlir.Value) -> mlir.Operation | None:
+    """The in-place write (see `_passed_on`) that `value`'s buffer may reach, through
+    views (slices, reshapes), loop carries and region results."""
+    return next((user for user, _, handed in _reach(value, _passed_on) if handed is None),
+                None)
 
 
 def protect_arguments(func: mlir.Operation, attrs: list[dict]) -> None:

@@ -27,11 +27,9 @@ from iree.compiler import ir as mlir
 
 from ember.dialect import ir as eir
 
+from .walk import producer
+
 _LOOPS = ("scf.for", "scf.while")
-
-
-def _op(owner) -> mlir.Operation | None:
-    return owner.operation if hasattr(owner, "operation") else None
 
 
 def _one_element(value: mlir.Value) -> bool:
@@ -50,7 +48,7 @@ class IreeFences:
 
         def visit(op: mlir.Operation) -> mlir.WalkResult:
             if op.name == "tensor.expand_shape":
-                src = _op(op.operands[0].owner)
+                src = producer(op.operands[0])
                 if src is not None and src.name == "tensor.extract_slice" and \
                         _one_element(op.operands[0]):
                     expands.append(op)
@@ -58,11 +56,17 @@ class IreeFences:
 
         module.walk(visit)
         for op in expands:
-            src = op.operands[0]
-            with mlir.InsertionPoint(op), op.location:
-                fence = mlir.Operation.create("util.optimization_barrier",
-                                              results=[src.type], operands=[src])
-            op.operands[0] = fence.results[0]
+            _fence(op.operands[0], [(op, 0)], op)
+
+
+def _fence(value: mlir.Value, users: list[tuple[mlir.Operation, int]],
+           before: mlir.Operation) -> None:
+    """`users` (op, operand number) read `value` through a barrier placed before `before`."""
+    with mlir.InsertionPoint(before), before.location:
+        fence = mlir.Operation.create("util.optimization_barrier", results=[value.type],
+                                      operands=[value])
+    for user, k in users:
+        user.operands[k] = fence.results[0]
 
 
 def _on_the_host(op: mlir.Operation) -> bool:
@@ -93,14 +97,9 @@ def fence_host_loops(text: str) -> str:
             block_ops = [o.operation for o in loop.block.operations]
             after = block_ops[block_ops.index(loop) + 1]  # a loop never ends its block
             for result in loop.results:
-                users = [(_op(u.owner), u.operand_number) for u in result.uses]
+                users = [(u.owner.operation, u.operand_number) for u in result.uses]
                 users = [(u, k) for u, k in users if u.name not in _LOOPS]
-                if not users:
-                    continue
-                with mlir.InsertionPoint(after), after.location:
-                    fence = mlir.Operation.create("util.optimization_barrier",
-                                                  results=[result.type], operands=[result])
-                for user, k in users:
-                    user.operands[k] = fence.results[0]
-                fenced = True
+                if users:
+                    _fence(result, users, after)
+                    fenced = True
         return str(module) if fenced else text
