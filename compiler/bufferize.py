@@ -195,10 +195,11 @@ def _order_after(arg: mlir.Value, result: mlir.Value, chain: set,
     for op, why in late:
         if writer == op or writer in _ancestors(op):
             raise Unsafe(why)
-    deps = [r for op, _ in late for r in op.results]
     before = _ancestors(writer)
     points = [writer, *(c for c in chain if c != writer and c in before)]
     _hoist([op for op, _ in late], points)
+    deps = [r for op, _ in late for r in op.results]
+    fenced: dict[mlir.Value, mlir.Value] = {}
     for op in points:
         edges = []  # (operand number, what it waits for) of the operands from elsewhere
         for i, v in enumerate(list(op.operands)):
@@ -214,9 +215,30 @@ def _order_after(arg: mlir.Value, result: mlir.Value, chain: set,
         if edges and not usable:
             raise Unsafe(f"{late[0][1]}, and IREE cannot order the write after it")
         for i, waits in usable:
-            with mlir.InsertionPoint(op), op.location:  # (alone, it still stops fusion)
-                after = eir.build(ops.AFTER, waits, {}, eir.aval_of(waits[0]))
-            op.operands[i] = after.results[0]
+            waits = _computed_once(waits, fenced, (op, i))
+            if waits[1:] or waits[0] not in fenced.values():  # else that edge orders it
+                with mlir.InsertionPoint(op), op.location:  # (alone, it still stops fusion)
+                    waits = [eir.build(ops.AFTER, waits, {}, eir.aval_of(waits[0])).results[0]]
+            op.operands[i] = waits[0]
+
+
+def _computed_once(values: list[mlir.Value], fenced: dict[mlir.Value, mlir.Value],
+                   at: tuple[mlir.Operation, int] | None = None) -> list[mlir.Value]:
+    """`values` as a write waits for them: each used anywhere but at `at` (the operand that
+    will wait) behind an ordering edge that all its users read it through (made once, kept
+    in `fenced`). IREE computes such a value once, in a dispatch of its own; left bare, it
+    computed a cheap one (a reversal, a broadcast) again inside another consumer's
+    dispatch, which the write did not wait for, so that read saw the written buffer."""
+    out = []
+    for value in values:
+        uses = [(u.owner.operation, u.operand_number) for u in value.uses]
+        if value not in fenced and any(use != at for use in uses):
+            with mlir.InsertionPoint.after(value.owner), value.owner.location:
+                fenced[value] = eir.build(ops.AFTER, [value], {}, eir.aval_of(value)).results[0]
+            for user, k in uses:
+                user.operands[k] = fenced[value]
+        out.append(fenced.get(value, value))
+    return out
 
 
 def _read_for(view: mlir.Value, value: mlir.Value) -> bool:
@@ -587,6 +609,8 @@ def order_writes_after_reads(func: mlir.Operation) -> None:
             waits = [r for op in readers for r in op.results]
             payload = 1 if row is ops.DYNAMIC_UPDATE_SLICE else 2
             value = writer.operands[payload]
+            if waits and all(_own_buffer(w) for w in [value, *waits]):
+                waits = _computed_once(waits, {})
             with mlir.InsertionPoint(writer), writer.location:
                 if waits and all(_own_buffer(w) for w in [value, *waits]):
                     after = eir.build(ops.AFTER, [value, *waits], {}, eir.aval_of(value))

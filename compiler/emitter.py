@@ -75,6 +75,16 @@ def iterators(parallel: int, reduction: int = 0) -> str:
     return f"[{', '.join(its)}]"
 
 
+@dataclass(frozen=True)
+class View:
+    """A value whose element at coordinates (d0, d1, ...) is `source`'s (of type `aval`) at
+    `where`: one affine expression of those coordinates per dim of `source`."""
+
+    source: str
+    aval: ShapedArray
+    where: tuple[str, ...]
+
+
 @dataclass
 class Emitter:
     """Accumulates the lowered lines of one function, naming SSA values uniquely."""
@@ -100,14 +110,13 @@ class Emitter:
     # split reductions' first steps keep this many bytes of accumulators (0: IREE's choice;
     # see lower_to_linalg._wide_accumulators).
     reduction_bytes: int = 0
-    # Strided views (a tensor.extract_slice with a step other than 1) -> (the sliced value,
-    # its type, starts, steps): IREE 3.13 fails to translate a dispatch reading one with
-    # tensor.extract to LLVM ("unrealized_conversion_cast"), so element reads go to the
-    # sliced value at the view's coordinates (lower_indexing.extract).
-    strided: dict = field(default_factory=dict)
-    # Reshapes of strided views -> (the reshaped value, its type): read the same way, at
-    # the coordinates the element has there.
-    reshaped: dict = field(default_factory=dict)
+    # Views of strided views: a tensor.extract_slice with a step other than 1, and slices,
+    # reshapes and transposes of one -> View. IREE 3.13 folds them into a generic that reads
+    # the view with tensor.extract, and then fails to translate that dispatch to LLVM
+    # ("unrealized_conversion_cast" of a vector.gather from a strided memref); element reads
+    # go to the viewed value instead, at the element's coordinates there
+    # (lower_indexing.extract).
+    views: dict = field(default_factory=dict)
     # Row gathers' results (lower_indexing._gather_rows) and reshapes of them: IREE 3.13
     # moves a slice of one above the generic that reads the gather, into the gather's
     # dispatch, which it then fails to distribute ("write affecting operations on global
@@ -181,8 +190,14 @@ class Emitter:
         if symbolic(src.shape) or symbolic(dst.shape):
             return self._unit_reshape(value, src, dst)
         out = self._reshape(value, src, dst)
-        if value in self.strided or value in self.reshaped:
-            self.reshaped[out] = (value, src)
+        if value in self.views:
+            # The element at the reshaped coordinates is the one at the same row-major
+            # offset of the source.
+            flat = " + ".join(f"d{k} * {int(np.prod(dst.shape[k + 1:]))}"
+                              for k in range(dst.ndim)) or "0"
+            self.views[out] = View(value, src, tuple(
+                f"(({flat}) floordiv {int(np.prod(src.shape[k + 1:]))}) mod {n}"
+                for k, n in enumerate(src.shape)))
         if value in self.gathered:
             self.gathered.add(out)
         return out

@@ -11,6 +11,7 @@ from ember.dialect.types import Dim, ShapedArray, kind, symbolic
 
 from .emitter import (
     Emitter,
+    View,
     affine_map,
     etype,
     identity_map,
@@ -143,27 +144,20 @@ def lower_slice(em, op, args, avals, params, result) -> str:
     em.emit(f"{name} = tensor.extract_slice {args[0]}[{join(starts)}] "
             f"[{join(result.shape)}] [{join(params['strides'])}] : {ttype(avals[0])} to "
             f"{ttype(result)}")
-    if any(s != 1 for s in params["strides"]) or args[0] in em.strided:
-        em.strided[name] = (args[0], avals[0], starts, params["strides"])
+    if any(s != 1 for s in params["strides"]) or args[0] in em.views:
+        em.views[name] = View(args[0], avals[0], tuple(
+            f"d{k} * {step} + {start}" for k, (start, step) in
+            enumerate(zip(starts, params["strides"], strict=True))))
     return name
 
 
 def extract(em: Emitter, value: str, aval: ShapedArray, coords: list[str]) -> str:
-    """Emits (in a generic's body) a read of `value` at `coords`, from the value a strided
-    view slices where it is one (Emitter.strided, through reshapes: Emitter.reshaped);
-    returns the element's name."""
-    while value in em.strided or value in em.reshaped:
-        if value in em.reshaped:
-            (value, source), shape = em.reshaped[value], aval.shape
-            flat = _apply(em, " + ".join(f"d{k} * {int(np.prod(shape[k + 1:]))}"
-                                         for k in range(len(shape))) or "0", coords)
-            coords = [_apply(em, f"(d0 floordiv {int(np.prod(source.shape[k + 1:]))}) mod {n}",
-                             [flat]) for k, n in enumerate(source.shape)]
-            aval = source
-            continue
-        value, aval, starts, steps = em.strided[value]
-        coords = [_apply(em, f"d0 * {step} + {start}", [c])
-                  for c, start, step in zip(coords, starts, steps, strict=True)]
+    """Emits (in a generic's body) a read of `value` at `coords`, from the value it views
+    where it is a view (Emitter.views); returns the element's name."""
+    while value in em.views:
+        view = em.views[value]
+        coords = [_apply(em, expr, coords) for expr in view.where]
+        value, aval = view.source, view.aval
     out = em.fresh("e")
     em.emit(f"  {out} = tensor.extract {value}[{', '.join(coords)}] : {ttype(aval)}")
     return out

@@ -24,6 +24,7 @@ from .bufferize import decisions
 from .emitter import (
     Emitter,
     Lowering,
+    View,
     accumulator,
     affine_map,
     compilation_info,
@@ -161,6 +162,11 @@ def lower_transpose(em, op, args, avals, params, result) -> str:
     perm = ", ".join(map(str, params["permutation"]))
     em.emit(f"{name} = linalg.transpose ins({args[0]} : {ttype(avals[0])}) outs({init} : "
             f"{ttype(result)}) permutation = [{perm}]")
+    if args[0] in em.views:  # result dim k is the source's dim permutation[k]
+        where = [""] * result.ndim
+        for k, d in enumerate(params["permutation"]):
+            where[d] = f"d{k}"
+        em.views[name] = View(args[0], avals[0], tuple(where))
     return name
 
 

@@ -153,6 +153,25 @@ FOUND = [
     v10 = (i3 * v9)
     return (v10, v2, v5,)""", {"x0": ((6,), "int32"), "x1": ((), "int32"), "x2": ((), "int32"),
                                "i3": ((4,), "int32"), "i4": ((4,), "int32")}, False),
+    # found on the 13-core host, stop 67: a reversed read of a transposed strided view (IREE
+    # could not translate it to LLVM; the class: test_indexing's views of strided views)
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v1 = x0[0:2:1, 0:5:2]
+    v2 = np_.transpose(v1, (1, 0))
+    v3 = v2[::-1, ::-1]
+    return (v3,)""", {"x0": ((2, 5), "float32")}, False),
+    # found here (Zen 4), stop 67: a reversal of a donated argument, consumed by the result
+    # written into its buffer and by another (IREE computed the reversal again inside the
+    # other's dispatch, after the write; the class: test_indexing's shared reads)
+    ("""def program(B, x0, x2, x3):
+    np_, lax = B.np, B.lax
+    v2 = np_.flip(x0, 0)
+    v3 = (v2 & x2)
+    v4 = (v2 * x3)
+    v6 = v4.astype(np_.float32) * 0.5
+    return (v6, v3, v4,)""", {"x0": ((2, 2, 2), "int32"), "x2": ((2, 1), "int32"),
+                               "x3": ((), "int32")}, True),
 ]
 
 

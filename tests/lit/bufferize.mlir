@@ -42,11 +42,26 @@ func.func @read_before(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>)
 // CHECK-SAME: %arg0: tensor<4x4xf32> {ember.aliased_result = 0 : i64, ember.donated}
 // CHECK: %[[D:.*]] = "ember.dot_general"(%arg0, %arg1)
 // CHECK: %[[A:.*]] = "ember.after"(%[[D]])
-// CHECK: "ember.sub"(%arg0, %[[A]])
+// CHECK-NEXT: "ember.sub"(%arg0, %[[A]])
 func.func @read_by_the_writers_matmul(%x: tensor<4x4xf32> {ember.donated}, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = "ember.dot_general"(%x, %w) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %1 = "ember.sub"(%x, %0) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
+}
+// A read the write waits for that other ops consume too: all of them read it through one
+// ordering edge (IREE computed a cheap read again inside another consumer's dispatch, which
+// the write did not wait for). A read the write's chain alone consumes has just its edge
+// (read_by_the_writers_matmul above).
+// CHECK-LABEL: func.func @shared_read_is_computed_once
+// CHECK: %[[R:.*]] = "ember.rev"(%arg0)
+// CHECK-NEXT: %[[F:.*]] = "ember.after"(%[[R]])
+// CHECK-NEXT: "ember.add"(%[[F]], %arg1)
+// CHECK-NEXT: "ember.mul"(%[[F]], %arg1)
+func.func @shared_read_is_computed_once(%x: tensor<4xf32> {ember.donated}, %k: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = "ember.rev"(%x) {dimensions = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "ember.add"(%0, %k) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = "ember.mul"(%0, %k) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1, %2 : tensor<4xf32>, tensor<4xf32>
 }
 // CHECK-LABEL: func.func @transposed
 // CHECK-SAME: %arg0: tensor<4x4xf32> {ember.aliased_result = 0 : i64, ember.donated}
@@ -239,8 +254,10 @@ func.func @owned_results(%x: tensor<8xf32> {ember.donated}, %y: tensor<8xf32>) -
 // CHECK-LABEL: func.func @earlier_read_is_waited_for
 // CHECK: %[[X:.*]] = "ember.exp"(%arg0)
 // CHECK: %[[R:.*]] = "ember.sin"(%[[X]])
+// CHECK-NEXT: %[[F:.*]] = "ember.after"(%[[R]])
+// CHECK-NEXT: "ember.mul"(%[[F]], %[[F]])
 // CHECK: %[[V:.*]] = "ember.mul"(%arg1, %arg1)
-// CHECK: %[[A:.*]] = "ember.after"(%[[V]], %[[R]])
+// CHECK: %[[A:.*]] = "ember.after"(%[[V]], %[[F]])
 // CHECK: "ember.dynamic_update_slice"(%[[X]], %[[A]]
 func.func @earlier_read_is_waited_for(%a: tensor<8xf32>, %u: tensor<2xf32>, %i: tensor<i32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %x = "ember.exp"(%a) : (tensor<8xf32>) -> tensor<8xf32>
