@@ -7,6 +7,10 @@ lowering made it:
   invalid slice of it ("expected rank to be smaller or equal to the other rank": a fuzzed
   x[2:3, 0:1].reshape(1, 1, 1)) or crashed the process (a fori_loop kernel reading one
   element of a sum, expanded to 1 x 1). The value is one element: the barrier costs nothing.
+- A transpose of a result of a linalg.generic with several: IREE's transpose propagation
+  rewrote the generic into one with fewer outputs than it yields ("expected number of
+  yield values (2) to match the number of inits"; a fuzzed max(x - y, axis=1) returned
+  beside (x - y).T). The transpose stays a dispatch of its own, as it was.
 
 A rule that costs run time is tried only when IREE has failed without it (`fence_host_loops`,
 iree_driver.compile_text's last attempt):
@@ -41,21 +45,25 @@ def _one_element(value: mlir.Value) -> bool:
 class IreeFences:
     name: str = "ember-iree-fences"
     description: str = ("Barriers where IREE 3.13 miscompiles: a one-element slice expanded "
-                        "to a higher rank")
+                        "to a higher rank, a transpose of one of several results")
 
     def run(self, module: mlir.Operation) -> None:
-        expands = []
+        fenced = []  # the ops that read their first operand through a barrier
 
         def visit(op: mlir.Operation) -> mlir.WalkResult:
-            if op.name == "tensor.expand_shape":
-                src = producer(op.operands[0])
-                if src is not None and src.name == "tensor.extract_slice" and \
-                        _one_element(op.operands[0]):
-                    expands.append(op)
+            src = producer(op.operands[0]) if len(op.operands) else None
+            if src is None:
+                pass
+            elif op.name == "tensor.expand_shape":
+                if src.name == "tensor.extract_slice" and _one_element(op.operands[0]):
+                    fenced.append(op)
+            elif op.name == "linalg.transpose":
+                if src.name == "linalg.generic" and len(src.results) > 1:
+                    fenced.append(op)
             return mlir.WalkResult.ADVANCE
 
         module.walk(visit)
-        for op in expands:
+        for op in fenced:
             _fence(op.operands[0], [(op, 0)], op)
 
 

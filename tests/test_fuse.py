@@ -261,3 +261,29 @@ def _loop(m, c, ws):
             c = step(i, c)
         return c
     return ember.lax.fori_loop(0, 3, step, c)
+
+
+# Fusions of several results (a value kept beside what is computed from it), each result
+# then transposed: IREE 3.13's transpose propagation failed on a generic of several results.
+_SEVERAL = {
+    "elementwise": lambda np_, x: (x * x, x - 1),
+    "reduced beside its input": lambda np_, x: (np_.max(x - 1, axis=1), x - 1),
+    "sum beside its input": lambda np_, x: (np_.sum(np_.exp(x), axis=-1), np_.exp(x)),
+    "softmax beside its exp": lambda np_, x: (
+        np_.exp(x) / np_.sum(np_.exp(x), axis=-1, keepdims=True), np_.exp(x)),
+}
+
+
+@pytest.mark.parametrize("fusion", _SEVERAL)
+def test_transposed_results_of_multi_result_fusions_match_jax(fusion):
+    def program(np_, x, transpose):
+        return [transpose(np_, r) for r in _SEVERAL[fusion](np_, x)]
+
+    for shape in ((2, 3), (2, 3, 4)):
+        x = (np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 5) / 8
+        for transpose in (lambda np_, r: np_.transpose(r),
+                          lambda np_, r: np_.moveaxis(r, 0, -1) * 2):
+            got = ember.jit(lambda x, t=transpose: program(jnp, x, t))(x)
+            want = jax.jit(lambda x, t=transpose: program(jax_np, x, t))(x)
+            for g, w in zip(got, want, strict=True):
+                assert_close(g, w, rtol=2e-6)

@@ -172,6 +172,15 @@ FOUND = [
     v6 = v4.astype(np_.float32) * 0.5
     return (v6, v3, v4,)""", {"x0": ((2, 2, 2), "int32"), "x2": ((2, 1), "int32"),
                                "x3": ((), "int32")}, True),
+    # found here, stop 67: a transpose of one of a fusion's two results (IREE's transpose
+    # propagation made an invalid generic; the class: test_fuse's multi-result fusions)
+    ("""def program(B, x0, x1):
+    np_, lax = B.np, B.lax
+    v1 = (x0 - x1)
+    v2 = np_.max(v1, axis=1)
+    v5 = np_.transpose(v1, (1, 0))
+    v7 = (x1.astype(np_.float32) + 0.5)
+    return (v7, v2, v5,)""", {"x0": ((2, 3), "int32"), "x1": ((2, 3), "int32")}, False),
 ]
 
 
