@@ -1,6 +1,6 @@
 """Where the packages live: each layer of the architecture is a folder of its own, mapped
-into the `ember` package (see README, "Layout"); every package below a layer is found, not
-listed (a listed tree once left out `ember.scipy`, and the wheel did not import)."""
+into the `ember` package (see README, "How it fits together"); every package below a layer
+is found, not listed (a listed tree once left out `ember.scipy`, and the wheel did not import)."""
 
 from setuptools import find_namespace_packages, setup
 

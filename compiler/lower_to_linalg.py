@@ -358,8 +358,8 @@ def _packed_matmul(em, args: list[str], avals: list[ShapedArray], lc: int, rc: i
     zero-padded to whole tiles), the panels multiplied (linalg.mmt4d, one m0 x n0 block of
     accumulators per tile), the result unpacked. IREE picks 16 x 16 for AVX-512, which needs
     17 loads for 16 FMAs a step, more than two vector load ports feed; 12 x 32 needs 14 for
-    24 (README: Register tiles of our own). The sum over the depth runs in linalg.matmul's
-    order: the same bits."""
+    24 (docs/benchmarks.md: Register tiles of our own). The sum over the depth runs in
+    linalg.matmul's order: the same bits."""
     (m, n), depth = result.shape, avals[0].shape[lc]
     zero = em.fresh("c")
     em.emit(f"{zero} = arith.constant 0.0 : f32")

@@ -402,7 +402,7 @@ class _Queue:
     inputs. Independent calls submitted at once all ran together, each allocating its
     result as it started: a loop that never waited grew by every dropped result, and ran
     slower than in order, the calls competing for the cores and caches (the figures:
-    the commit that made the queue, and the README's runtime section)."""
+    the commit that made the queue, and docs/design.md, "The runtime")."""
 
     __slots__ = ("tail",)
 

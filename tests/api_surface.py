@@ -3,7 +3,7 @@ below exists in Ember's matching module with a compatible signature, or is refus
 purpose (api_refusals.txt, each with its reason), or is missing.
 
     python tests/api_surface.py                  # the coverage table, then what is missing
-    python tests/api_surface.py --markdown FILE  # the table as Markdown (the README's)
+    python tests/api_surface.py --markdown FILE  # the table as Markdown (docs/testing.md's)
 
 test_api_surface.py runs it in the suite. A name's signature is compatible when Ember's
 function takes every parameter JAX's does, by the same name (or takes **kwargs), with the

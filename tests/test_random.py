@@ -68,7 +68,7 @@ def test_bits_are_jaxs(seed, shape, dtype):
 def test_uniform_is_jaxs(seed, shape, bounds, dtype):
     lo, hi = bounds
     if dtype == jnp.bfloat16:  # a fused bfloat16 x * a + b rounds once (LLVM folds the
-        lo, hi = 0.0, 1.0      # rounding between the two): see the README's known gaps
+        lo, hi = 0.0, 1.0      # rounding between the two): see docs/semantics.md's known gap
     same(er.uniform(er.PRNGKey(seed), shape, dtype, lo, hi),
          jax.random.uniform(jax.random.PRNGKey(seed), shape, dtype, lo, hi))
 

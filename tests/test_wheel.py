@@ -2,7 +2,7 @@
 environment, imported and run from outside the source tree (a hand-written package list once
 left out ember.scipy, and `import ember` failed from the wheel). And a runtime-only install:
 the wheel with iree-base-runtime, NumPy, optree and ml_dtypes and no IREE compiler loads and
-runs a module the full install compiled (README, "Installing the runtime only"); whatever
+runs a module the full install compiled (docs/guide.md, "Installing the runtime only"); whatever
 would trace or compile says which package it needs."""
 
 import fcntl

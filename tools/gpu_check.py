@@ -1,4 +1,4 @@
-"""The GPU check, in two halves (README, "GPU check").
+"""The GPU check, in two halves (docs/guide.md, "GPU check").
 
 Here, with the full install: compile a set of modules for a GPU target and put them, this
 script, Ember's wheel and the runtime's wheels for the GPU machine's Python in one folder:

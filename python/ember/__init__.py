@@ -9,7 +9,8 @@ import sys as _sys
 from typing import Any
 
 # The runtime half (saved modules, arrays, devices) needs only iree-base-runtime; everything
-# that traces or compiles needs iree-base-compiler too (README, "Installing the runtime only").
+# that traces or compiles needs iree-base-compiler too (docs/guide.md, "Installing the
+# runtime only").
 from ember import config, errors, tree, tree_util
 from ember._src.aot import Loaded, load
 from ember._src.dtypes import as_array as _as_array

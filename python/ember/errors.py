@@ -6,7 +6,7 @@ from __future__ import annotations
 from ember.compiler.errors import CompileError
 from ember.dialect.ops import VerifyError
 
-README = "README.md#errors, entry "
+README = "docs/errors.md, entry "
 
 
 class EmberTypeError(TypeError):
