@@ -378,8 +378,9 @@ def eliminate_refs(func: mlir.Operation) -> dict[int, int]:
 def _carried(loop: mlir.Operation, k: int) -> list[mlir.Value]:
     """Where carry k of an ember.for / ember.while lives on: its region arguments and the
     loop's result."""
-    shift = 1 if eir.opdef(loop) is ops.FOR else 0  # ember.for's body takes i first
-    return [*(r.blocks[0].arguments[k + shift] for r in loop.regions), loop.results[k]]
+    sig, n = eir.carries(loop), len(loop.regions)
+    return [*(r.blocks[0].arguments[sig.argument_of(j, n, k)]
+              for j, r in enumerate(loop.regions)), loop.results[k]]
 
 
 def _passed_on(user: mlir.Operation, k: int) -> list[mlir.Value] | None:
@@ -391,12 +392,12 @@ def _passed_on(user: mlir.Operation, k: int) -> list[mlir.Value] | None:
         return None
     if row is not None and row.has(Trait.VIEW):  # a slice or reshape views it
         return list(user.results) if k == 0 else []
-    if row in (ops.FOR, ops.WHILE):
-        k -= 2 if row is ops.FOR else 0  # ember.for's bounds come first
+    if row is not None and row.carries is not None:
+        k -= row.carries.operand  # the bounds carry nothing
         return _carried(user, k) if k >= 0 else []
     if row is ops.YIELD:
         parent = user.parent.operation
-        if eir.opdef(parent) in (ops.FOR, ops.WHILE):
+        if eir.carries(parent) is not None:
             if len(user.operands) == len(parent.results):  # the body's, not cond's
                 return _carried(parent, k)
         elif len(parent.results) > k:  # a branch of ember.if / ember.case
@@ -465,7 +466,7 @@ def _loops(block: mlir.Block):
         for region in op.regions:
             for inner in region.blocks:
                 yield from _loops(inner)
-        if eir.opdef(op) in (ops.FOR, ops.WHILE):
+        if eir.carries(op) is not None:
             yield op
 
 
@@ -475,15 +476,15 @@ def protect_loop_inits(func: mlir.Operation) -> None:
     value's buffer without checking whether that buffer is still read (a value the function
     uses again, or the same constant starting two loops, came back overwritten)."""
     for loop in list(_loops(body(func))):
-        shift = 2 if eir.opdef(loop) is ops.FOR else 0
+        sig, n = eir.carries(loop), len(loop.regions)
         for k in range(len(loop.results)):
-            init = loop.operands[k + shift]
-            arg = loop.regions[-1].blocks[0].arguments[k + (1 if shift else 0)]
+            init = loop.operands[sig.operand + k]
+            arg = loop.regions[-1].blocks[0].arguments[sig.argument_of(n - 1, n, k)]
             if not _shared(init) or written_in_place(arg) is None:
                 continue
             with mlir.InsertionPoint(loop), loop.location:
                 copy = eir.build(ops.COPY, [init], {}, (eir.aval_of(init),))
-            loop.operands[k + shift] = copy.results[0]
+            loop.operands[sig.operand + k] = copy.results[0]
 
 
 def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
@@ -499,11 +500,11 @@ def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
         owner = v.owner
         if isinstance(owner, mlir.Block):  # a block argument
             loop = owner.owner.operation if owner.owner is not None else None
-            row = eir.opdef(loop) if loop is not None else None
-            if row not in (ops.FOR, ops.WHILE):
+            sig = eir.carries(loop) if loop is not None else None
+            if sig is None:
                 roots.add(v)  # the function's argument
                 continue
-            k = v.arg_number - (1 if row is ops.FOR else 0)  # its body takes i first
+            k = v.arg_number - (sig.argument if owner == loop.regions[-1].blocks[0] else 0)
             if k < 0:
                 roots.add(v)  # ember.for's induction variable
                 continue
@@ -517,7 +518,7 @@ def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
             k = v.result_number
             work.extend(list(r.blocks[0].operations)[-1].operation.operands[k]
                         for r in op.regions)
-        elif row in (ops.FOR, ops.WHILE):
+        elif row is not None and row.carries is not None:
             work.extend(_passed_through(op, v.result_number))
         else:
             roots.add(v)
@@ -526,9 +527,8 @@ def _buffer_roots(value: mlir.Value) -> set[mlir.Value]:
 
 def _passed_through(loop: mlir.Operation, k: int) -> list[mlir.Value]:
     """Carry k of a loop: its initial value and what the body yields for it."""
-    shift = 2 if eir.opdef(loop) is ops.FOR else 0
     body_yield = list(loop.regions[-1].blocks[0].operations)[-1].operation
-    return [loop.operands[k + shift], body_yield.operands[k]]
+    return [loop.operands[eir.carries(loop).operand + k], body_yield.operands[k]]
 
 
 def protect_reread(func: mlir.Operation) -> None:

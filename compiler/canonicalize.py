@@ -340,13 +340,13 @@ def _carry_feeds_only_itself(arg: mlir.BlockArgument, block: mlir.Block, k: int)
 def _dead_carries(loop: mlir.Operation) -> list[int]:
     """The carries of an ember.for or ember.while whose results nobody reads and whose
     values feed only their own next value (a scan's stacked outputs the caller drops)."""
-    counted = eir.opdef(loop) is ops.FOR
+    sig, n = eir.carries(loop), len(loop.regions)
     body_block = loop.regions[-1].blocks[0]
-    args = list(body_block.arguments)[1 if counted else 0:]
-    conds = [] if counted else list(loop.regions[0].blocks[0].arguments)
+    args = list(body_block.arguments)[sig.argument_of(n - 1, n, 0):]
+    conds = [list(r.blocks[0].arguments) for r in loop.regions[:-1]]  # ember.while's cond
     return [k for k, result in enumerate(loop.results)
             if not any(True for _ in result.uses)
-            and not (conds and any(True for _ in conds[k].uses))
+            and not any(any(True for _ in cond[k].uses) for cond in conds)
             and _carry_feeds_only_itself(args[k], body_block, k)]
 
 
@@ -359,7 +359,7 @@ def drop_dead_carries(block: mlir.Block) -> None:
         for region in op.regions:
             for inner in region.blocks:
                 drop_dead_carries(inner)
-        if eir.opdef(op) not in (ops.FOR, ops.WHILE):
+        if eir.carries(op) is None:
             continue
         dead = _dead_carries(op)
         if dead and len(dead) < len(op.results):  # a loop with none left is erase_dead's
@@ -368,7 +368,7 @@ def drop_dead_carries(block: mlir.Block) -> None:
 
 def _drop_carries(loop: mlir.Operation, dead: list[int]) -> None:
     row, _, params = eir.read(loop)
-    first = 2 if row is ops.FOR else 0  # ember.for's bounds come first
+    first = row.carries.operand  # the bounds stay
     keep = [k for k in range(len(loop.results)) if k not in dead]
     operands = list(loop.operands)
     results = tuple(params["results"][k] for k in keep)
@@ -386,10 +386,9 @@ def _drop_carries(loop: mlir.Operation, dead: list[int]) -> None:
         if not has_uses(member) and eir.opdef(member).has(Trait.PURE) \
                 and not _has_side_effects(member):
             member.erase()
-    skip = 1 if row is ops.FOR else 0  # ember.for's body takes i first
-    for region in loop.regions:  # ember.while's cond, then the body
+    for j, region in enumerate(loop.regions):  # ember.while's cond, then the body
         for k in reversed(dead):
-            region.blocks[0].erase_argument(k + (skip if region.blocks[0] == body_block else 0))
+            region.blocks[0].erase_argument(row.carries.argument_of(j, len(loop.regions), k))
     for old, region in zip(loop.regions, new.regions, strict=True):
         old.blocks[0].append_to(region)
     loop.erase()

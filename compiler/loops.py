@@ -135,7 +135,7 @@ def trip_work(module: mlir.Operation) -> int | None:
     for func in functions(module):
         for loop in _loops(body(func)):
             own = list(_own_ops(loop.regions))
-            if any(eir.opdef(op) in _LOOPS for op in own):
+            if any(eir.carries(op) is not None for op in own):
                 continue
             for op in own:
                 row = eir.opdef(op)
@@ -174,14 +174,12 @@ def _product_work(op: mlir.Operation, row) -> int:
     return eir.aval_of(op.results[0]).size * depth.size // MULTIPLY_ADDS_PER_ELEMENT
 
 
-# Loops whose trips the host runs (an elementwise loop is one kernel: an op like any other).
-_LOOPS = (ops.FOR, ops.WHILE)
-
-
 def _loops(block: mlir.Block):
+    """The loops whose trips the host runs (the rows with carries: an elementwise loop is
+    one kernel, an op like any other)."""
     for op in block.operations:
         op = op.operation
-        if eir.opdef(op) in _LOOPS:
+        if eir.carries(op) is not None:
             yield op
         for region in op.regions:
             for inner in region.blocks:
@@ -196,7 +194,7 @@ def _own_ops(regions):
             for op in block.operations:
                 op = op.operation
                 yield op
-                if eir.opdef(op) not in (*_LOOPS, ops.ELEMENTWISE_FOR):
+                if eir.carries(op) is None and eir.opdef(op) is not ops.ELEMENTWISE_FOR:
                     yield from _own_ops(op.regions)
 
 
@@ -265,7 +263,7 @@ def _unroll(loop: mlir.Operation, lower: int, trips: int) -> None:
     count, body_block = trips // UNROLL, loop.regions[0].blocks[0]
     with mlir.InsertionPoint(loop), loop.location:
         unrolled = eir.build(ops.FOR, [_scalar(0, dtype), _scalar(count, dtype),
-                                       *list(loop.operands)[2:]],
+                                       *ops.FOR.carries.of(loop.operands)],
                              params, params["results"], regions=1)
         block = mlir.Block.create_at_start(unrolled.regions[0],
                                            [a.type for a in body_block.arguments],

@@ -19,6 +19,7 @@ import numpy as np
 from iree.compiler import api
 from iree.compiler import ir as mlir
 
+from .opdef import Carries
 from .ops import OPS, Attr, OpDef, VerifyError
 from .types import ShapedArray, parse_tensor_type, real_dtype
 
@@ -208,6 +209,12 @@ def is_ember(operation: mlir.Operation) -> bool:
 
 def opdef(operation: mlir.Operation) -> OpDef | None:
     return OPS.get(operation.name)
+
+
+def carries(operation: mlir.Operation) -> Carries | None:
+    """Where a host loop's (ember.for, ember.while) carries are; None for any other op."""
+    row = OPS.get(operation.name)
+    return row.carries if row is not None else None
 
 
 def read(operation: mlir.Operation) -> tuple[OpDef, list[ShapedArray], dict[str, Any]]:

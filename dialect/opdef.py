@@ -6,7 +6,7 @@ The rows themselves live in ops.py.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,6 +40,25 @@ class Attr(enum.Enum):
 ScalarBody = Callable[[str, Mapping], str]
 
 
+@dataclass(frozen=True)
+class Carries:
+    """A host loop's signature: its carried values are its operands from `operand` on (its
+    bounds come before them) and each region's block arguments from `argument` on (the
+    body's induction variable before them); its results are the carries' last values."""
+
+    operand: int = 0
+    argument: int = 0
+
+    def of(self, values: Sequence) -> list:
+        """The carries among a loop's operands (or its equation's inputs)."""
+        return list(values)[self.operand:]
+
+    def argument_of(self, region: int, regions: int, k: int) -> int:
+        """The block argument of region `region` (of `regions`) carrying carry k: the
+        induction variable is the body's (the last region's) alone."""
+        return k + (self.argument if region == regions - 1 else 0)
+
+
 @dataclass(frozen=True, eq=False)
 class OpDef:
     """One row of the op table. Rows compare by identity: each op exists once."""
@@ -57,6 +76,7 @@ class OpDef:
     region_types: Callable[..., list[tuple[tuple, tuple]]] | None = None
     scalar: ScalarBody | None = None  # elementwise / combiner body: (kind, attrs) -> MLIR
     init: Callable[[np.dtype], object] | None = None  # a reduction's identity element
+    carries: Carries | None = None  # host loops (ember.for, ember.while): where carries are
     doc: str = ""
 
     def has(self, trait: Trait) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .opdef import Attr, OpDef, Trait
+from .opdef import Attr, Carries, OpDef, Trait
 from .opdef import require as _require
 from .types import RefAval, ShapedArray, kind
 
@@ -58,7 +58,7 @@ def _while() -> OpDef:
                 (tuple(carries), tuple(results))]
 
     return OpDef("ember.while", ("*carries",), infer, None, _REGION_OP, type_params=("results",),
-                 regions=("cond", "body"), region_types=region_types,
+                 regions=("cond", "body"), region_types=region_types, carries=Carries(),
                  doc="carry = inits; while cond(carry) (yields a bool scalar): carry = "
                      "body(carry) (yields the carries). Both regions take the carries as "
                      "arguments. Lowered to scf.while.")
@@ -80,6 +80,7 @@ def _for() -> OpDef:
 
     return OpDef("ember.for", ("lower", "upper", "*carries"), infer, None, _REGION_OP,
                  type_params=("results",), regions=("body",), region_types=region_types,
+                 carries=Carries(operand=2, argument=1),
                  doc="carry = inits; for i in [lower, upper): carry = body(i, carry) (yields "
                      "the carries). A counted loop, lowered to scf.for: no host round trip "
                      "for the condition, and IREE updates its carries in place.")

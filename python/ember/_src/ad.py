@@ -653,9 +653,6 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     return _staged_for(fun, f"jvp {has_aux}", lambda: run)(primals, tangents)
 
 
-_LOOPS = (ops.WHILE, ops.FOR)
-
-
 def _forward(program: _Program, args: Sequence[Any], tangents: Sequence[Any | None],
              env: dict[int, Any], tan: dict[int, Any], avals: dict[int, ShapedArray]
              ) -> tuple[list[Any], list[Any | None]]:
@@ -666,12 +663,12 @@ def _forward(program: _Program, args: Sequence[Any], tangents: Sequence[Any | No
     eqns = program.eqns
     i = 0
     while i < len(eqns):
-        if eqns[i].row in _LOOPS:
+        if eqns[i].row.carries is not None:  # a loop
             _forward_loop(eqns[i], env, tan, avals)
             i += 1
             continue
         j = i
-        while j < len(eqns) and eqns[j].row not in _LOOPS:
+        while j < len(eqns) and eqns[j].row.carries is None:
             j += 1
         later = {k for e in eqns[j:] for k in e.ins + e.free} | set(program.outs)
         _forward_run(eqns[i:j], later, env, tan, avals)
@@ -701,10 +698,9 @@ def _forward_run(eqns: list[_Eqn], later: set[int], env: dict, tan: dict,
 def _forward_loop(eqn: _Eqn, env: dict, tan: dict, avals: dict[int, ShapedArray]) -> None:
     """A while_loop or fori_loop carrying the tangents of its float carries alongside them
     (a fori_loop this way needs no saved carries, and any bounds)."""
-    counted = eqn.row is ops.FOR
-    bounds, carries = (([env[k] for k in eqn.ins[:2]], [env[k] for k in eqn.ins[2:]])
-                       if counted else ([], [env[k] for k in eqn.ins]))
-    keys = eqn.ins[2:] if counted else eqn.ins
+    sig = eqn.row.carries
+    bounds, keys = [env[k] for k in eqn.ins[:sig.operand]], sig.of(eqn.ins)
+    carries = [env[k] for k in keys]
     if not any(k in tan for k in keys + eqn.free):
         env.update(zip(eqn.outs, _bind_eqn(eqn, [*bounds, *carries], env, avals),
                        strict=True))
@@ -713,11 +709,11 @@ def _forward_loop(eqn: _Eqn, env: dict, tan: dict, avals: dict[int, ShapedArray]
     diff = [j for j, c in enumerate(carries) if _inexact(c.aval)]
     inits = [tan[keys[j]] if keys[j] in tan else _zeros_like(carries[j]) for j in diff]
     loop_avals = [c.aval for c in carries] + [carries[j].aval for j in diff]
-    index = [bounds[0].aval] if counted else []
+    index = [bounds[0].aval] if sig.argument else []  # the body's induction variable
     names = [f"carry {j}" for j in range(len(index) + len(loop_avals))]
     regions = Regions(current_trace(), len(eqn.bodies))
     try:
-        if not counted:
+        if len(eqn.bodies) > 1:  # ember.while's cond
             with regions.trace(0, "cond", "", loop_avals, names) as sub:
                 sub.finish(_run(eqn.bodies[0], sub.args[:m], env, avals))
         with regions.trace(len(eqn.bodies) - 1, "body", "", index + loop_avals,
