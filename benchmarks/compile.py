@@ -164,8 +164,7 @@ IREE_PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch
 
 def _breakdown_round(i: int) -> dict[str, float]:
     from ember.compiler import iree_driver
-    from ember.runtime import Executable
-    from ember.runtime import get as get_device
+    from ember.runtime import Executable, get as get_device
 
     times: dict[str, float] = {}
 

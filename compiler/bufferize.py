@@ -30,8 +30,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir as mlir
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.ops import Trait
 
 from .walk import body, functions, producer

@@ -12,11 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from iree.compiler import ir as mlir
-from iree.compiler import rewrite
+from iree.compiler import ir as mlir, rewrite
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.ops import OpDef, Trait
 from ember.dialect.types import kind, symbolic
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from iree.compiler import ir as mlir
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.types import (
     NARROW_FLOATS,
     Dim,

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir as mlir
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.ops import Trait
 from ember.dialect.types import ShapedArray, kind, symbolic
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 from iree.compiler import ir as mlir
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.ops import Trait
 from ember.dialect.types import Dim, ShapedArray, kind
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from iree.compiler import ir as mlir
 
-from ember.dialect import ir as eir
-from ember.dialect import linalg_ops, ops
+from ember.dialect import ir as eir, linalg_ops, ops
 from ember.dialect.ops import OpDef, Trait
 from ember.dialect.types import Dim, ShapedArray, kind
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from iree.compiler import ir as mlir
-from iree.compiler import passmanager
+from iree.compiler import ir as mlir, passmanager
 
 from ember.dialect import ir as eir
 

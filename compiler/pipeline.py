@@ -13,11 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from iree.compiler import ir as mlir
-from iree.compiler import version as iree_version
+from iree.compiler import ir as mlir, version as iree_version
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 
 from . import bufferize, iree_driver, passes, walk
 from .disk_cache import DiskKey

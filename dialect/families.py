@@ -9,8 +9,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError
-from .opdef import require as _require
+from .opdef import Attr, OpDef, ScalarBody, Trait, VerifyError, require as _require
 from .types import ShapedArray, kind
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .opdef import Attr, OpDef, Trait
-from .opdef import require as _require
+from .opdef import Attr, OpDef, Trait, require as _require
 from .types import ShapedArray, kind
 
 _MOVE = frozenset({Trait.PURE, Trait.DATA_MOVEMENT})

@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from iree.compiler import api
-from iree.compiler import ir as mlir
+from iree.compiler import api, ir as mlir
 
 from .opdef import Carries
 from .ops import OPS, Attr, OpDef, VerifyError

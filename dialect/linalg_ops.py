@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .families import same_dtypes
-from .opdef import OpDef, Trait
-from .opdef import require as _require
+from .opdef import OpDef, Trait, require as _require
 from .types import ShapedArray
 
 

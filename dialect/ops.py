@@ -33,188 +33,78 @@ from .families import (
 )
 from .indexing_ops import (
     CONCATENATE as CONCATENATE,
-)
-from .indexing_ops import (
     REV as REV,
-)
-from .indexing_ops import (
     SCATTER as SCATTER,
-)
-from .indexing_ops import (
     SLICE as SLICE,
-)
-from .indexing_ops import (
     TAKE as TAKE,
 )
 from .linalg_ops import (
     CHOLESKY as CHOLESKY,
-)
-from .linalg_ops import (
     EIGH as EIGH,
-)
-from .linalg_ops import (
     LINALG_OPS as LINALG_OPS,
-)
-from .linalg_ops import (
     QR as QR,
-)
-from .linalg_ops import (
     SLOGDET as SLOGDET,
-)
-from .linalg_ops import (
     SOLVE as SOLVE,
-)
-from .linalg_ops import (
     SVD as SVD,
-)
-from .linalg_ops import (
     TRIANGULAR_SOLVE as TRIANGULAR_SOLVE,
 )
 from .math_ops import (  # every row is reachable as ops.NAME (`X as X`: a re-export)
     ACOS as ACOS,
-)
-from .math_ops import (
     ACOSH as ACOSH,
-)
-from .math_ops import (
     ASIN as ASIN,
-)
-from .math_ops import (
     ASINH as ASINH,
-)
-from .math_ops import (
     ATAN as ATAN,
-)
-from .math_ops import (
     ATAN2 as ATAN2,
-)
-from .math_ops import (
     ATANH as ATANH,
-)
-from .math_ops import (
     CBRT as CBRT,
-)
-from .math_ops import (
     COPYSIGN as COPYSIGN,
-)
-from .math_ops import (
     COS as COS,
-)
-from .math_ops import (
     COSH as COSH,
-)
-from .math_ops import (
     DIV as DIV,
-)
-from .math_ops import (
     ERF as ERF,
-)
-from .math_ops import (
     EXP as EXP,
-)
-from .math_ops import (
     EXP2 as EXP2,
-)
-from .math_ops import (
     EXPM1 as EXPM1,
-)
-from .math_ops import (
     IS_FINITE as IS_FINITE,
-)
-from .math_ops import (
     LOG1P as LOG1P,
-)
-from .math_ops import (
     LOG2 as LOG2,
-)
-from .math_ops import (
     MATH_OPS as MATH_OPS,
-)
-from .math_ops import (
     REM as REM,
-)
-from .math_ops import (
     ROUND as ROUND,
-)
-from .math_ops import (
     SHIFT_LEFT as SHIFT_LEFT,
-)
-from .math_ops import (
     SHIFT_RIGHT as SHIFT_RIGHT,
-)
-from .math_ops import (
     SIN as SIN,
-)
-from .math_ops import (
     SINH as SINH,
-)
-from .math_ops import (
     TAN as TAN,
-)
-from .math_ops import (
     TANH as TANH,
-)
-from .math_ops import (
     TRUNC as TRUNC,
-)
-from .math_ops import (
     XOR as XOR,
+    log_body,
+    pow_complex_body,
+    rsqrt_body,
+    sqrt_body,
 )
-from .math_ops import log_body, pow_complex_body, rsqrt_body, sqrt_body
-from .opdef import Attr, OpDef, Trait, VerifyError
-from .opdef import require as _require
+from .opdef import Attr, OpDef, Trait, VerifyError, require as _require
 from .scan_ops import (
     COMBINERS as COMBINERS,
-)
-from .scan_ops import (
     CUMULATIVE as CUMULATIVE,
-)
-from .scan_ops import (
     REDUCE_PROD as REDUCE_PROD,
-)
-from .scan_ops import (
     SCAN_OPS as SCAN_OPS,
-)
-from .scan_ops import (
     SORT as SORT,
 )
 from .structured_ops import (
     AFTER as AFTER,
-)
-from .structured_ops import (
     CALL as CALL,
-)
-from .structured_ops import (
     CASE as CASE,
-)
-from .structured_ops import (
     COPY as COPY,
-)
-from .structured_ops import (
     DEBUG_PRINT as DEBUG_PRINT,
-)
-from .structured_ops import (
     ELEMENTWISE_FOR as ELEMENTWISE_FOR,
-)
-from .structured_ops import (
     FOR as FOR,
-)
-from .structured_ops import (
     FUSION as FUSION,
-)
-from .structured_ops import (
     IF as IF,
-)
-from .structured_ops import (
     REF_GET as REF_GET,
-)
-from .structured_ops import (
     REF_SET as REF_SET,
-)
-from .structured_ops import (
     WHILE as WHILE,
-)
-from .structured_ops import (
     YIELD as YIELD,
 )
 from .types import (

@@ -18,8 +18,7 @@ from .families import (
     lowest,
     reduction,
 )
-from .opdef import Attr, OpDef, Trait
-from .opdef import require as _require
+from .opdef import Attr, OpDef, Trait, require as _require
 from .types import ShapedArray, kind
 
 REDUCE_PROD = reduction("reduce_prod", np.prod, PRODUCT_BODY, lambda d: 1, "Product over `axes`.")

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .opdef import Attr, Carries, OpDef, Trait
-from .opdef import require as _require
+from .opdef import Attr, Carries, OpDef, Trait, require as _require
 from .types import RefAval, ShapedArray, kind
 
 

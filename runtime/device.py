@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import iree.runtime as rt
-from iree.runtime import _binding
-from iree.runtime import flags as rt_flags
+from iree.runtime import _binding, flags as rt_flags
 
 from . import topology
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from ember.dialect.types import ShapedArray
 
-from . import device as _device
-from . import host
+from . import device as _device, host
 from .array import _ELEMENT, _HOST_VISIBLE, Array, wait
 
 # Below CALL_PARALLEL_MIN_ELEMENTS elements in its largest argument or result (or a

@@ -14,8 +14,7 @@ import numpy as np
 
 import ember
 import ember.numpy as jnp
-from ember import lax, nn
-from ember import tree_util as tu
+from ember import lax, nn, tree_util as tu
 
 
 @dataclass(frozen=True)

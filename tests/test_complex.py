@@ -7,8 +7,7 @@ import hypothesis.extra.numpy as hnp
 import jax
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import ember
 import ember.numpy as enp

@@ -10,8 +10,7 @@ import pytest
 import ember
 import ember.numpy as enp
 from ember.compiler import bufferize, lower_to_linalg, passes, pipeline
-from ember.dialect import OPS, Trait, VerifyError, irdl
-from ember.dialect import ir as eir
+from ember.dialect import OPS, Trait, VerifyError, ir as eir, irdl
 from ember.dialect.types import ShapedArray
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -7,8 +7,7 @@ import jax.numpy as jax_np
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from tolerances import tolerance
 
 import ember

@@ -8,13 +8,11 @@ import numpy as np
 import optree
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import ember
 import ember.numpy as jnp
-from ember.dialect import OPS, derivatives
-from ember.dialect import ops as O
+from ember.dialect import OPS, derivatives, ops as O
 from helpers import assert_close, setting
 
 J = jax.numpy

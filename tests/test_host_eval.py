@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import test_op_sweep as sweep
 from conftest import few_examples
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ember
 import ember.numpy as enp

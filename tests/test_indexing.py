@@ -5,8 +5,7 @@ import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 import ember
 import ember.numpy as jnp

@@ -4,8 +4,7 @@ import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import ember
 import ember.numpy as jnp

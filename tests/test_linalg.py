@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import ember
 import ember.numpy as jnp

@@ -3,8 +3,7 @@
 import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember

@@ -7,8 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember

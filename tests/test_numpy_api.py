@@ -6,8 +6,7 @@ import jax  # the oracle (a test dependency)
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 from tolerances import tolerance
 

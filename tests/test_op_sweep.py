@@ -6,16 +6,13 @@ is its own dispatch, reading only the module's arguments, so nothing fuses acros
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember
 from ember._src import host_eval
 from ember._src.dispatch import bind
-from ember.dialect import OPS, Trait
-from ember.dialect import exact as exact_rows
-from ember.dialect import ops as O
+from ember.dialect import OPS, Trait, exact as exact_rows, ops as O
 from ember.dialect.opdef import OpDef, VerifyError
 from ember.dialect.types import ShapedArray, kind
 from helpers import assert_close

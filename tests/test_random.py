@@ -6,8 +6,7 @@ import jax
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import ember
 import ember.numpy as jnp

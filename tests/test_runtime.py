@@ -13,8 +13,7 @@ import pytest
 
 import ember
 import ember.numpy as jnp
-from ember.runtime import array as ember_array
-from ember.runtime import executable
+from ember.runtime import array as ember_array, executable
 from helpers import assert_close
 
 BIG = np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32)

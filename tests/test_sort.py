@@ -4,8 +4,7 @@
 import numpy as np
 import pytest
 from conftest import few_examples
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember

@@ -25,12 +25,14 @@ from ember.tools import require_compiler
 
 require_compiler("ember-opt")
 
-from iree.compiler import ir as mlir  # noqa: E402
-from iree.compiler import passmanager  # noqa: E402
+from iree.compiler import ir as mlir, passmanager  # noqa: E402
 
 from ember.compiler import passes  # noqa: E402
-from ember.dialect import VerifyError, irdl  # noqa: E402
-from ember.dialect import ir as eir  # noqa: E402
+from ember.dialect import (  # noqa: E402
+    VerifyError,
+    ir as eir,
+    irdl,
+)
 
 from . import diagnostics as diag  # noqa: E402
 

@@ -15,9 +15,7 @@ from ember import config, errors, tree, tree_util
 from ember._src.aot import Loaded, load
 from ember._src.dtypes import as_array as _as_array
 from ember.dialect.types import ShapedArray
-from ember.runtime import Array, Device
-from ember.runtime import devices as _devices
-from ember.runtime import get as _get_device
+from ember.runtime import Array, Device, devices as _devices, get as _get_device
 
 HAS_COMPILER = _importlib_util.find_spec("iree.compiler") is not None
 if HAS_COMPILER:
@@ -39,8 +37,10 @@ if HAS_COMPILER:
         jit,
     )
     from ember._src.ref import Ref, new_ref
-    from ember.numpy import fft as _fft  # noqa: F401 - ember.numpy.fft (it uses jit)
-    from ember.numpy import linalg as _linalg  # noqa: F401 - ember.numpy.linalg (it uses lax)
+    from ember.numpy import (
+        fft as _fft,  # noqa: F401 - ember.numpy.fft (it uses jit)
+        linalg as _linalg,  # noqa: F401 - ember.numpy.linalg (it uses lax)
+    )
 
     _array_methods.install()
 else:

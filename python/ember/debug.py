@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import numpy as enp
-from ember import tree_util
+from ember import numpy as enp, tree_util
 from ember._src.core import Tracer, current_trace
 from ember._src.dispatch import bind
 from ember.dialect import ops

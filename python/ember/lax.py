@@ -16,8 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember import numpy as enp
-from ember import tree_util
+from ember import numpy as enp, tree_util
 from ember._src import dtypes
 from ember._src.core import Regions, current_trace, defined_at
 from ember._src.dispatch import bind

@@ -7,9 +7,11 @@ from typing import Any
 import numpy as np
 
 from ember import numpy as enp
-from ember.scipy.special import erf
-from ember.scipy.special import expit as sigmoid
-from ember.scipy.special import logsumexp as logsumexp  # as jax.nn has it
+from ember.scipy.special import (
+    erf,
+    expit as sigmoid,
+    logsumexp as logsumexp,  # as jax.nn has it
+)
 
 
 def relu(x: Any) -> Any:

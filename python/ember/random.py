@@ -19,8 +19,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from ember import lax
-from ember import numpy as jnp
+from ember import lax, numpy as jnp
 from ember._src import dtypes as _dt
 from ember._src.core import Tracer
 from ember._src.jit import jit

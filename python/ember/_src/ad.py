@@ -21,8 +21,7 @@ import numpy as np
 import optree
 
 from ember import tree_util
-from ember.dialect import derivatives, ops
-from ember.dialect import ir as eir
+from ember.dialect import derivatives, ir as eir, ops
 from ember.dialect.types import ShapedArray, kind
 
 from . import custom

@@ -20,9 +20,7 @@ import optree
 
 from ember import tree_util
 from ember.dialect.types import Dim, ShapedArray, at_sizes, parse_short
-from ember.runtime import Array, Executable, put
-from ember.runtime import device as _device
-from ember.runtime import get as get_device
+from ember.runtime import Array, Executable, device as _device, get as get_device, put
 from ember.runtime.device import cpu_model, missing_cpu_features, platform_of
 from ember.runtime.executable import compiled_parallel, entry_name, wait_for_readers
 

@@ -16,8 +16,7 @@ import numpy as np
 import optree
 
 from ember import tree_util
-from ember.dialect import batching, ops
-from ember.dialect import ir as eir
+from ember.dialect import batching, ir as eir, ops
 from ember.dialect.types import ShapedArray
 
 from . import custom

@@ -20,8 +20,7 @@ except ModuleNotFoundError as e:
         raise
     raise errors.CompilerNotInstalled("ember.numpy (and everything that traces)") from None
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.ops import OpDef
 from ember.dialect.types import ShapedArray
 

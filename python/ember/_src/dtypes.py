@@ -9,8 +9,7 @@ import numpy as np
 
 from ember import config
 from ember.dialect.types import SUPPORTED_DTYPES, ShapedArray, bfloat16
-from ember.runtime import Array, Device, platform_of, put
-from ember.runtime import get as get_device
+from ember.runtime import Array, Device, get as get_device, platform_of, put
 
 _b, _i8, _i16, _i32, _i64 = (np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32,
                                                    np.int64))

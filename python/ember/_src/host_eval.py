@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 import optree
 
-from ember.dialect import ir as eir
-from ember.dialect import ops
+from ember.dialect import ir as eir, ops
 from ember.dialect.exact import exact
 from ember.dialect.opdef import OpDef, Trait
 from ember.dialect.types import ShapedArray, kind, symbolic

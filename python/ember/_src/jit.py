@@ -21,8 +21,7 @@ from ember.dialect.types import RefAval, ShapedArray
 from ember.runtime import Array, platform_of
 
 from . import compilation, dispatch, donation, dtypes, events, host_eval, polymorphic
-from .core import Trace, Tracer, check_alive, defined_at
-from .core import _local as _traces
+from .core import Trace, Tracer, _local as _traces, check_alive, defined_at
 from .ref import Ref, TracedRef
 from .signature import CacheKey, explain
 from .stages import Compiled, Lowered, ShapeDtypeStruct, Traced

@@ -16,11 +16,8 @@ import numpy as np
 
 from ember.dialect import ops
 from ember.dialect.opdef import VerifyError
-from ember.dialect.types import SUPPORTED_DTYPES, ShapedArray, kind
-from ember.dialect.types import bfloat16 as _bfloat16
-from ember.runtime import Array
-from ember.runtime import devices as runtime_devices
-from ember.runtime import get as get_device
+from ember.dialect.types import SUPPORTED_DTYPES, ShapedArray, bfloat16 as _bfloat16, kind
+from ember.runtime import Array, devices as runtime_devices, get as get_device
 
 from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace

@@ -14,10 +14,7 @@ import numpy as np
 from ember.dialect import ops
 
 from .._src.dispatch import bind
-from . import _base
-from . import reductions as _red
-from . import shapes as _sh
-from . import ufuncs as _uf
+from . import _base, reductions as _red, shapes as _sh, ufuncs as _uf
 from ._base import _broadcast, _promote_only, _shape_of, asarray
 from .shapes import diagonal, reshape, transpose
 from .ufuncs import multiply

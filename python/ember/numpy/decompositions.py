@@ -19,8 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ember import lax
-from ember import numpy as enp
+from ember import lax, numpy as enp
 from ember._src import dtypes
 from ember._src.core import current_trace
 from ember._src.custom import custom_jvp

@@ -29,11 +29,7 @@ from .._src.core import Tracer, current_trace
 from .._src.dispatch import bind
 from .._src.host_eval import on_host
 from .._src.jit import JitFunction
-from . import _base
-from . import creation as _cr
-from . import reductions as _red
-from . import shapes as _sh
-from . import ufuncs as _uf
+from . import _base, creation as _cr, reductions as _red, shapes as _sh, ufuncs as _uf
 from .ufuncs import _where_values
 
 _IMPORTED = set(globals())  # what this module defines is exported: the rest

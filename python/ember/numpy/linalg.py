@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import lax
-from ember import numpy as enp
+from ember import lax, numpy as enp
 from ember._src import dtypes
 from ember._src.dispatch import bind
 from ember._src.jit import jit

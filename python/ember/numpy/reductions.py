@@ -17,8 +17,7 @@ from .._src import dtypes as _dt
 from .._src.core import Tracer
 from .._src.dispatch import bind, constant
 from ..errors import ConcretizationTypeError
-from . import shapes as _sh
-from . import ufuncs as _uf
+from . import shapes as _sh, ufuncs as _uf
 from ._base import _eager_jit, _eager_with_statics, asarray, astype
 from .shapes import reshape, stack
 from .ufuncs import _where_values, isclose, isnan, multiply, sqrt, subtract, true_divide

@@ -19,9 +19,7 @@ from ember.runtime import Array
 from .._src import dtypes as _dt
 from .._src.core import current_trace
 from .._src.dispatch import bind
-from . import _base
-from . import creation as _cr
-from . import ufuncs as _uf
+from . import _base, creation as _cr, ufuncs as _uf
 from ._base import _broadcast, _promote_only, asarray
 from .ufuncs import _where_values
 

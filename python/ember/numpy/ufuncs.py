@@ -16,8 +16,7 @@ from ember.dialect.types import kind
 
 from .._src import dtypes as _dt
 from .._src.dispatch import bind
-from . import _base
-from . import creation as _cr
+from . import _base, creation as _cr
 from ._base import (
     _aval,
     _broadcast,

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ember import lax
-from ember import numpy as enp
+from ember import lax, numpy as enp
 from ember.dialect import ops
 from ember.numpy import _base
 
