@@ -849,10 +849,7 @@ SHIFT_LEFT = elementwise("shift_left", 2, _shift_body("left"), _shift_ref("left"
 SHIFT_RIGHT = elementwise("shift_right", 2, _shift_body("right"), _shift_ref("right"),
                           kinds="ui", doc="Arithmetic for signed, logical for unsigned ints.")
 
-__all__ = ["DIV", "MATH_OPS", "REM", "XOR", "SHIFT_LEFT", "SHIFT_RIGHT", "EXP2", "EXPM1",
+__all__ = ["DIV", "REM", "XOR", "SHIFT_LEFT", "SHIFT_RIGHT", "EXP2", "EXPM1",
            "LOG1P", "LOG2", "TAN", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "ASINH",
            "ACOSH", "ATANH", "ERF", "CBRT", "ROUND", "TRUNC", "ATAN2", "COPYSIGN",
            "IS_FINITE"]
-MATH_OPS = (EXP2, EXPM1, LOG1P, LOG2, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH,
-            ERF, CBRT, ROUND, TRUNC, ATAN2, COPYSIGN, IS_FINITE, XOR, REM, SHIFT_LEFT,
-            SHIFT_RIGHT)

@@ -79,5 +79,4 @@ def _sort() -> OpDef:
 
 CUMULATIVE = _cumulative()
 SORT = _sort()
-SCAN_OPS = (REDUCE_PROD, CUMULATIVE, SORT)
-__all__ = ["COMBINERS", "CUMULATIVE", "REDUCE_PROD", "SCAN_OPS", "SORT"]
+__all__ = ["COMBINERS", "CUMULATIVE", "REDUCE_PROD", "SORT"]
