@@ -80,11 +80,11 @@ def test_static_argnums_infers_names_and_negative_indices():
         return x + n if n > 1 else x
 
     by_num = ember.jit(h, static_argnums=-1)
-    assert by_num.static_argnums == (1,) and by_num.static_argnames == ("n",)
+    assert by_num.arguments.static_argnums == (1,) and by_num.arguments.static_argnames == ("n",)
     assert int(by_num(1, 5)) == 6
     assert int(by_num(1, n=5)) == 6  # passed by keyword: still static (names <-> positions)
     by_name = ember.jit(h, static_argnames="n")
-    assert by_name.static_argnums == (1,)
+    assert by_name.arguments.static_argnums == (1,)
     assert int(by_name(1, 5)) == 6
 
 
@@ -275,7 +275,7 @@ def test_large_closed_over_constants_are_passed_not_printed():
     """A constant of 1 MiB or more becomes an argument of the called module (its IR no
     longer holds megabytes of hex, printed and parsed at every phase); the staged API's
     module still holds it, so that a saved module is whole."""
-    from ember._src.jit import Compiled
+    from ember._src.stages import Compiled
     from ember.dialect.types import ShapedArray
 
     c = np.random.default_rng(0).random((512, 1024), dtype=np.float32)  # 2 MiB

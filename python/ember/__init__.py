@@ -26,17 +26,9 @@ if HAS_COMPILER:
     from ember._src.custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat
     from ember._src.events import count_events
     from ember._src.jacobians import hessian, jacfwd, jacrev
-    from ember._src.jit import (
-        Compiled,
-        JitFunction,
-        Lowered,
-        ShapeDtypeStruct,
-        Traced,
-        clear_caches,
-        eval_shape,
-        jit,
-    )
+    from ember._src.jit import JitFunction, clear_caches, eval_shape, jit
     from ember._src.ref import Ref, new_ref
+    from ember._src.stages import Compiled, Lowered, ShapeDtypeStruct, Traced
     from ember.numpy import (
         fft as _fft,  # noqa: F401 - ember.numpy.fft (it uses jit)
         linalg as _linalg,  # noqa: F401 - ember.numpy.linalg (it uses lax)

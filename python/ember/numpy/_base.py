@@ -22,7 +22,7 @@ from ember.runtime import Array, devices as runtime_devices, get as get_device
 from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
 from .._src.dispatch import bind, constant
-from .._src.jit import JitFunction
+from .._src.jit import EagerFunction
 
 _IMPORTED = set(globals())  # what this module defines is exported: the rest
 
@@ -213,7 +213,7 @@ def _eager_as_one_module(impl, elementwise: bool = False):
     others scalars) runs on them seen as matrices (the trailing axes merged): one kernel
     serves every rank from 2 up (a matrix, a batch of matrices, of images). Matrices call
     their kernel directly (views cost ~15 us a call: most eager calls are on them)."""
-    jitted = JitFunction(impl, eager=True)
+    jitted = EagerFunction(impl)
 
     @functools.wraps(impl)
     def run(*xs: Any) -> Any:
@@ -267,7 +267,7 @@ def _eager_jit(*statics: str):
                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
         nums = tuple(i for i, p in enumerate(inspect.signature(impl).parameters.values())
                      if p.name in statics and p.kind in positional)
-        jitted = JitFunction(impl, eager=True, static_argnums=nums, static_argnames=statics)
+        jitted = EagerFunction(impl, static_argnums=nums, static_argnames=statics)
 
         @functools.wraps(impl)
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -291,10 +291,10 @@ def _eager_with_statics(impl):
     static values. Unhashable statics (an axis list) run op by op."""
     params = list(inspect.signature(impl).parameters.values())[1:]
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    jitted = JitFunction(impl, eager=True,
-                         static_argnums=tuple(i for i, p in enumerate(params, 1)
-                                              if p.kind in positional),
-                         static_argnames=tuple(p.name for p in params))
+    jitted = EagerFunction(impl,
+                           static_argnums=tuple(i for i, p in enumerate(params, 1)
+                                                if p.kind in positional),
+                           static_argnames=tuple(p.name for p in params))
 
     @functools.wraps(impl)
     def run(a: Any, *args: Any, **kwargs: Any) -> Any:

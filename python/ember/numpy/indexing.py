@@ -28,7 +28,7 @@ from .._src import dtypes as _dt
 from .._src.core import Tracer, current_trace
 from .._src.dispatch import bind
 from .._src.host_eval import on_host
-from .._src.jit import JitFunction
+from .._src.jit import EagerFunction
 from . import _base, creation as _cr, reductions as _red, shapes as _sh, ufuncs as _uf
 from .ufuncs import _where_values
 
@@ -205,7 +205,7 @@ def _getitem_basic(x: Any, template: tuple, *ints: Any) -> Any:
                             for e in template))
 
 
-_GETITEM_BASIC = JitFunction(_getitem_basic, static_argnums=(1,), eager=True)
+_GETITEM_BASIC = EagerFunction(_getitem_basic, static_argnums=(1,))
 
 
 def _advanced(x: Any, entries: list[Any]) -> Any:
@@ -619,9 +619,9 @@ def _unique_sized(x: Any, size: int, fill_value: Any, equal_nan: bool) -> _Uniqu
 
 
 # Eagerly, two modules a signature: one counts the values, one finds them.
-_COUNT_UNIQUE = JitFunction(lambda x, equal_nan: _red.sum(_sorted_groups(x, equal_nan)[2]),
-                            eager=True, static_argnums=(1,))
-_UNIQUE_SIZED = JitFunction(_unique_sized, eager=True, static_argnums=(1, 2, 3))
+_COUNT_UNIQUE = EagerFunction(lambda x, equal_nan: _red.sum(_sorted_groups(x, equal_nan)[2]),
+                              static_argnums=(1,))
+_UNIQUE_SIZED = EagerFunction(_unique_sized, static_argnums=(1, 2, 3))
 
 
 def _unique(x: Any, size: int | None, fill_value: Any, equal_nan: bool = True,
