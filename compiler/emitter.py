@@ -187,8 +187,8 @@ class Emitter:
         if src.shape == dst.shape:
             return value
         if symbolic(src.shape) or symbolic(dst.shape):
-            return self._unit_reshape(value, src, dst)
-        out = self._reshape(value, src, dst)
+            return _unit_reshape(self, value, src, dst)
+        out = _reshape(self, value, src, dst)
         if value in self.views:
             # The element at the reshaped coordinates is the one at the same row-major
             # offset of the source.
@@ -200,46 +200,6 @@ class Emitter:
         if value in self.gathered:
             self.gathered.add(out)
         return out
-
-    def _reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
-        if src.ndim == 0 or dst.ndim == 0:
-            name = self.fresh()
-            verb = "expand_shape" if src.ndim == 0 else "collapse_shape"
-            shape = f" output_shape [{', '.join(map(str, dst.shape))}]" if src.ndim == 0 else ""
-            self.emit(f"{name} = tensor.{verb} {value} []{shape} : {ttype(src)} into "
-                      f"{ttype(dst)}")
-            return name
-        flat = ShapedArray((src.size,), src.dtype)
-        if src.ndim > 1:
-            name = self.fresh()
-            self.emit(f"{name} = tensor.collapse_shape {value} [{list(range(src.ndim))}] : "
-                      f"{ttype(src)} into {ttype(flat)}")
-            value = name
-        if dst.ndim > 1:
-            name = self.fresh()
-            self.emit(f"{name} = tensor.expand_shape {value} [{list(range(dst.ndim))}] "
-                      f"output_shape [{', '.join(map(str, dst.shape))}] : {ttype(flat)} into "
-                      f"{ttype(dst)}")
-            value = name
-        return value
-
-    def _unit_reshape(self, value: str, src: ShapedArray, dst: ShapedArray) -> str:
-        """A reshape that only drops and adds dims of size 1 (all a symbolic one can be):
-        collapse to the other dims, expand from them, each at their sizes (ember.reshape's
-        shape rule admits no other)."""
-        core = ShapedArray(tuple(d for d in src.shape if d != 1), src.dtype)
-        if src.shape != core.shape:
-            name = self.fresh()
-            self.emit(f"{name} = tensor.collapse_shape {value} {_unit_groups(src.shape)} : "
-                      f"{ttype(src)} into {ttype(core)}")
-            value = name
-        if dst.shape != core.shape:
-            name = self.fresh()
-            sizes = ", ".join(self.size(d) if isinstance(d, Dim) else str(d) for d in dst.shape)
-            self.emit(f"{name} = tensor.expand_shape {value} {_unit_groups(dst.shape)} "
-                      f"output_shape [{sizes}] : {ttype(core)} into {ttype(dst)}")
-            value = name
-        return value
 
     def scalar_body(self, template: str, args: list[str], elem: str, result_elem: str) -> str:
         """Instantiate an op-table scalar template; returns the SSA name of its result."""
@@ -304,6 +264,47 @@ class Emitter:
             return name
         self.emit(f"}} -> ({out_types})")
         return [f"{name}#{i}" for i in range(len(outs))]
+
+
+def _reshape(em: Emitter, value: str, src: ShapedArray, dst: ShapedArray) -> str:
+    if src.ndim == 0 or dst.ndim == 0:
+        name = em.fresh()
+        verb = "expand_shape" if src.ndim == 0 else "collapse_shape"
+        shape = f" output_shape [{', '.join(map(str, dst.shape))}]" if src.ndim == 0 else ""
+        em.emit(f"{name} = tensor.{verb} {value} []{shape} : {ttype(src)} into "
+                  f"{ttype(dst)}")
+        return name
+    flat = ShapedArray((src.size,), src.dtype)
+    if src.ndim > 1:
+        name = em.fresh()
+        em.emit(f"{name} = tensor.collapse_shape {value} [{list(range(src.ndim))}] : "
+                  f"{ttype(src)} into {ttype(flat)}")
+        value = name
+    if dst.ndim > 1:
+        name = em.fresh()
+        em.emit(f"{name} = tensor.expand_shape {value} [{list(range(dst.ndim))}] "
+                  f"output_shape [{', '.join(map(str, dst.shape))}] : {ttype(flat)} into "
+                  f"{ttype(dst)}")
+        value = name
+    return value
+
+def _unit_reshape(em: Emitter, value: str, src: ShapedArray, dst: ShapedArray) -> str:
+    """A reshape that only drops and adds dims of size 1 (all a symbolic one can be):
+    collapse to the other dims, expand from them, each at their sizes (ember.reshape's
+    shape rule admits no other)."""
+    core = ShapedArray(tuple(d for d in src.shape if d != 1), src.dtype)
+    if src.shape != core.shape:
+        name = em.fresh()
+        em.emit(f"{name} = tensor.collapse_shape {value} {_unit_groups(src.shape)} : "
+                  f"{ttype(src)} into {ttype(core)}")
+        value = name
+    if dst.shape != core.shape:
+        name = em.fresh()
+        sizes = ", ".join(em.size(d) if isinstance(d, Dim) else str(d) for d in dst.shape)
+        em.emit(f"{name} = tensor.expand_shape {value} {_unit_groups(dst.shape)} "
+                  f"output_shape [{sizes}] : {ttype(core)} into {ttype(dst)}")
+        value = name
+    return value
 
 
 def _unit_groups(shape: tuple) -> list[list[int]]:

@@ -280,7 +280,7 @@ class Executable:
             finally:
                 slot.epoch += 1
             arrays = [Array(aval, view, device, signal, name)
-                      for view, aval in zip(exe._views(outputs), avals, strict=True)]
+                      for view, aval in zip(_views(exe, outputs), avals, strict=True)]
             shared = exe._shared
             if shared is None:
                 try:  # an async result's memory exists once its work is done
@@ -289,7 +289,7 @@ class Executable:
                 except Exception:  # the work failed: its results raise when read
                     shared = ()
                 else:
-                    shared = exe._shared = exe._sharing(args, arrays)
+                    shared = exe._shared = _sharing(exe, args, arrays)
             for k in shared:
                 arrays[k] = arrays[k]._copy()
             return arrays[0] if first_only else arrays
@@ -329,61 +329,62 @@ class Executable:
             finally:
                 slot.epoch += 1
             if first or not fixed:
-                view, = exe._views(outputs)
+                view, = _views(exe, outputs)
             else:
                 view = outputs.get_as_object(0, _BufferView)
             result = Array(aval, view, device, None, name)
             if first:
                 shared = exe._shared
                 if shared is None:
-                    shared = exe._shared = exe._sharing(args, [result])
+                    shared = exe._shared = _sharing(exe, args, [result])
                 first, copies = False, bool(shared)
             return result._copy() if copies else result
 
         return call
-
-    def _views(self, outputs: rt.VmVariantList) -> list[rt.HalBufferView]:
-        """The results, each checked to be the buffer its aval says."""
-        if len(outputs) != self._n_out:
-            raise self._foreign(f"{len(outputs)} results")
-        views = []
-        for i, _, shape, elements in self._outs:
-            try:
-                view = outputs.get_as_object(i, _BufferView)
-            except (TypeError, ValueError, RuntimeError):
-                raise self._foreign(f"result {i} that is not a buffer") from None
-            if view.shape != shape or view.element_type not in elements:
-                raise self._foreign(f"result {i} of shape {view.shape} and element type "
-                                    f"{view.element_type:#x}")
-            views.append(view)
-        return views
-
-    def _sharing(self, args: Sequence[Array], results: Sequence[Array]) -> frozenset[int]:
-        """The results whose memory overlaps an untied argument's or an earlier result's.
-        Which do is fixed by the module (IREE returns an argument's buffer for a result its
-        lowering made the argument itself; control flow that may pass one through gets its
-        copy in ember-bufferize), so the first call decides."""
-        seen = [_span(a._buffer) for j, a in enumerate(args) if j not in self._tied]
-        shared = set()
-        for k, r in enumerate(results):
-            span = _span(r._buffer)
-            if span is not None and any(s is not None and span[0] < s[1] and s[0] < span[1]
-                                        for s in seen):
-                shared.add(k)
-            seen.append(span)
-        return frozenset(shared)
-
-    def _foreign(self, got: str) -> RuntimeError:
-        expected = ", ".join(a.str_short() for a in self.out_avals)
-        return RuntimeError(f"{self.name} returned {got}, but its signature promises "
-                            f"({expected}): the module is not what it claims to be (a "
-                            f"crafted or damaged file?). Recompile it from source.")
 
     def _failed(self, error: Exception) -> RuntimeError:
         return RuntimeError(f"{self.name} failed on {self.device}: {error}")
 
 
 _PARALLEL: weakref.WeakSet[Executable] = weakref.WeakSet()
+
+
+def _views(exe: Executable, outputs: rt.VmVariantList) -> list[rt.HalBufferView]:
+    """The results, each checked to be the buffer its aval says."""
+    if len(outputs) != exe._n_out:
+        raise _foreign(exe, f"{len(outputs)} results")
+    views = []
+    for i, _, shape, elements in exe._outs:
+        try:
+            view = outputs.get_as_object(i, _BufferView)
+        except (TypeError, ValueError, RuntimeError):
+            raise _foreign(exe, f"result {i} that is not a buffer") from None
+        if view.shape != shape or view.element_type not in elements:
+            raise _foreign(exe, f"result {i} of shape {view.shape} and element type "
+                                f"{view.element_type:#x}")
+        views.append(view)
+    return views
+
+def _sharing(exe: Executable, args: Sequence[Array], results: Sequence[Array]) -> frozenset[int]:
+    """The results whose memory overlaps an untied argument's or an earlier result's.
+    Which do is fixed by the module (IREE returns an argument's buffer for a result its
+    lowering made the argument itself; control flow that may pass one through gets its
+    copy in ember-bufferize), so the first call decides."""
+    seen = [_span(a._buffer) for j, a in enumerate(args) if j not in exe._tied]
+    shared = set()
+    for k, r in enumerate(results):
+        span = _span(r._buffer)
+        if span is not None and any(s is not None and span[0] < s[1] and s[0] < span[1]
+                                    for s in seen):
+            shared.add(k)
+        seen.append(span)
+    return frozenset(shared)
+
+def _foreign(exe: Executable, got: str) -> RuntimeError:
+    expected = ", ".join(a.str_short() for a in exe.out_avals)
+    return RuntimeError(f"{exe.name} returned {got}, but its signature promises "
+                        f"({expected}): the module is not what it claims to be (a "
+                        f"crafted or damaged file?). Recompile it from source.")
 
 
 def _running(fence: rt.HalFence) -> bool:
