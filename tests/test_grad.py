@@ -650,3 +650,26 @@ def test_gradients_of_a_registered_dataclass():
     assert isinstance(g, Layer) and g.relu is True
     assert_close(g.w, jw)
     assert_close(g.b, jb)
+
+
+def test_transformations_made_again_of_one_function_trace_once():
+    """grad(f), value_and_grad, vmap, jacrev, jacfwd and hessian made again every step of a
+    Python loop (as Newton's method is written) are the same function, traced and compiled
+    once, as jit's cache is per function; a fresh lambda each step still gets its own."""
+    def f(x):
+        return jnp.sum(jnp.sin(x) * x + x * x * 0.5)
+
+    x = jnp.asarray(np.linspace(0, 1, 8, dtype=np.float32))
+    makers = [lambda: ember.grad(f), lambda: ember.value_and_grad(f),
+              lambda: ember.vmap(ember.grad(f)), lambda: ember.jacrev(f),
+              lambda: ember.jacfwd(f), lambda: ember.hessian(f)]
+    for make in makers:
+        make()(x[None] if make is makers[2] else x)  # the first: traces and compiles
+        with ember.count_events("trace") as traces:
+            for _ in range(3):
+                got = make()(x[None] if make is makers[2] else x)
+        assert traces() == 0, make
+    want = jax.hessian(lambda v: jax.numpy.sum(jax.numpy.sin(v) * v + v * v * 0.5))(
+        np.asarray(x))
+    assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert ember.grad(f) is ember.grad(f) and ember.grad(f) is not ember.grad(f, argnums=(0,))

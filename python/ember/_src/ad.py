@@ -13,7 +13,7 @@ tangents (a while_loop has no vjp at all). Outside a trace, each transformation 
 
 from __future__ import annotations
 
-import weakref
+import collections
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -479,19 +479,34 @@ def _staged(run: Callable) -> Callable:
     return call
 
 
-_STAGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Transformations made, by (function, options): the most recent _KEPT_TRANSFORMS of them
+# (each holds its function and compiled code: a Python loop making grad of a fresh lambda
+# every step must not keep them all).
+_TRANSFORMS: collections.OrderedDict = collections.OrderedDict()
+_KEPT_TRANSFORMS = 256
+
+
+def per_function(fun: Callable, key: Any, make: Callable[[], Any]) -> Any:
+    """`make()`, once per (function, key): a transformation made again of the same function
+    with the same options (grad(f) inside a Python loop, hessian's jacrev of f) is the same
+    function, whose staged runners have compiled already, as jit's cache does."""
+    try:
+        made = _TRANSFORMS.get((fun, key))
+    except TypeError:  # an unhashable callable
+        return make()
+    if made is None:
+        made = _TRANSFORMS[(fun, key)] = make()
+        if len(_TRANSFORMS) > _KEPT_TRANSFORMS:
+            _TRANSFORMS.popitem(last=False)
+    else:
+        _TRANSFORMS.move_to_end((fun, key))
+    return made
 
 
 def _staged_for(fun: Callable, kind: str, make: Callable[[], Callable]) -> Callable:
     """One staged runner per (function, kind), so repeated eager calls of vjp or jvp on a
-    function compile once, as jit's cache does."""
-    try:
-        per_fun = _STAGED.setdefault(fun, {})
-    except TypeError:  # not weak-referenceable
-        return _staged(make())
-    if kind not in per_fun:
-        per_fun[kind] = _staged(make())
-    return per_fun[kind]
+    function compile once."""
+    return per_function(fun, kind, lambda: _staged(make()))
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple:
@@ -557,7 +572,18 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     """A function returning `(fun(*args), gradient)` (`((value, aux), gradient)` with
     has_aux): the gradient of a real scalar output with respect to the arguments `argnums`
     (a tuple of gradients for a tuple of argnums)."""
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    options = (_argnums_key(argnums), has_aux, holomorphic, allow_int, _name_as)
+    return per_function(fun, ("value_and_grad", *options),
+                        lambda: _value_and_grad(fun, *options))
+
+
+def _argnums_key(argnums: int | Sequence[int]) -> int | tuple[int, ...]:
+    return argnums if isinstance(argnums, int) else tuple(argnums)
+
+
+def _value_and_grad(fun: Callable, argnums: int | tuple[int, ...], has_aux: bool,
+                    holomorphic: bool, allow_int: bool, _name_as: str) -> Callable:
+    nums = (argnums,) if isinstance(argnums, int) else argnums
     name = f"{_name_as}({_name(fun)})"
 
     def run(*args: Any) -> Any:
@@ -606,6 +632,12 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The gradient of a real scalar function (with has_aux: `(gradient, aux)`)."""
+    return per_function(fun, ("grad", _argnums_key(argnums), has_aux, holomorphic, allow_int),
+                        lambda: _grad(fun, argnums, has_aux, holomorphic, allow_int))
+
+
+def _grad(fun: Callable, argnums: int | Sequence[int], has_aux: bool, holomorphic: bool,
+          allow_int: bool) -> Callable:
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, _name_as="grad")
 
     def call(*args: Any) -> Any:

@@ -20,7 +20,7 @@ from ember.dialect import batching, ir as eir, ops
 from ember.dialect.types import ShapedArray
 
 from . import custom
-from .ad import _B, _staged, traced_region
+from .ad import _B, _staged, per_function, traced_region
 from .core import Regions, Tracer, current_trace
 from .dispatch import bind
 
@@ -113,7 +113,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0,
         return optree.tree_unflatten(out_tree, _place_outputs(outs, out_tree, out_axes, n,
                                                               name))
 
-    return _staged(run)
+    # vmap(f) made again with the same axes is the same function (see ad.per_function)
+    return per_function(fun, ("vmap", repr(in_axes), repr(out_axes), axis_size),
+                        lambda: _staged(run))
 
 
 def _replay(trace, block, env: dict, n: int) -> list[tuple[Tracer, bool]]:

@@ -17,7 +17,7 @@ from ember import tree_util
 from ember.dialect import ops
 from ember.dialect.types import ShapedArray
 
-from .ad import _check_argnums, _check_inputs, _staged, jvp, vjp
+from .ad import _check_argnums, _check_inputs, _staged, jvp, per_function, vjp
 from .batching import vmap
 from .core import current_trace
 from .dispatch import bind, constant
@@ -88,7 +88,7 @@ def _jacobian(fun: Callable, argnums: int | Sequence[int], has_aux: bool, mode: 
         jac = optree.tree_unflatten(out_tree, per_out)
         return (jac, aux[0]) if has_aux else jac
 
-    return _staged(run)
+    return per_function(fun, (mode, nums, has_aux), lambda: _staged(run))
 
 
 def _basis(avals: list[ShapedArray]) -> list[Any]:
