@@ -221,6 +221,7 @@ def cases(quick: bool):
 
     yield ember_and_jax("dispatch x+1 (f32[4])", lambda np_, x: x + 1, tiny, number=2000)
     yield chained(tiny)
+    yield newton_grad_made_each_step()
     yield ember_and_jax("SELU 1M f32, jit", selu, x1m, number=20, work=("B", 2 * x1m.nbytes))
     yield ember_and_jax("SELU 1M f32, eager", selu, x1m, eager=True, number=5,
                         work=("B", 2 * x1m.nbytes))
@@ -287,6 +288,32 @@ def chained(tiny: np.ndarray):
     if jax is not None:
         row["jax"] = chain(jax.jit(lambda v: v + 1), jax.device_put(tiny))
     return "100 chained x+1, one sync", row, 20, None
+
+
+def newton_grad_made_each_step():
+    """10 gradient steps of one f, eagerly, each making grad(f) again as a Python loop is
+    written (NumPy: the derivative by hand): the transformation's code must be reused, not
+    traced and compiled every step."""
+    x0 = np.linspace(0, 1, 64, dtype=np.float32)
+
+    def steps(grad, x):
+        def run():
+            y = x
+            for _ in range(10):
+                y = y - 0.1 * grad()(y)
+            return y
+        return run
+
+    def f(np_):
+        return lambda v: np_.sum(np_.sin(v) * v + v * v * 0.5)
+
+    ember_f = f(enp)
+    row = {"ember": steps(lambda: ember.grad(ember_f), ember.device_put(x0)),
+           "numpy": steps(lambda: lambda v: np.cos(v) * v + np.sin(v) + v, x0)}
+    if jax is not None:
+        jax_f = f(jnp)
+        row["jax"] = steps(lambda: jax.grad(jax_f), jax.device_put(x0))
+    return "10 eager steps of grad(f) made each step, f32[64]", row, 5, None
 
 
 def dispatch_fraction() -> str:
