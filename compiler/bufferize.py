@@ -555,6 +555,25 @@ def protect_reread(func: mlir.Operation) -> None:
         op.operands[0] = copy.results[0]
 
 
+def copy_overlapping_updates(func: mlir.Operation) -> None:
+    """An in-place write whose update views its own destination's buffer (x.at[1:].set(
+    x[:-1])) writes a copy of the update: IREE copied the window within the one buffer and
+    its runtime refused the call ("source and target ranges overlap within the same
+    buffer")."""
+    for block in list(_blocks(body(func))):
+        for op in [o.operation for o in block.operations]:
+            row = eir.opdef(op)
+            if row not in (ops.DYNAMIC_UPDATE_SLICE, ops.SCATTER):
+                continue
+            k = 1 if row is ops.DYNAMIC_UPDATE_SLICE else 2
+            update = op.operands[k]
+            if not _buffer_roots(update) & _buffer_roots(op.operands[0]):
+                continue
+            with mlir.InsertionPoint(op), op.location:
+                copy = eir.build(ops.COPY, [update], {}, (eir.aval_of(update),))
+            op.operands[k] = copy.results[0]
+
+
 def _blocks(block: mlir.Block):
     yield block
     for op in block.operations:
@@ -678,5 +697,6 @@ class Bufferize:
         protect_arguments(func, attrs)
         protect_loop_inits(func)
         protect_reread(func)
+        copy_overlapping_updates(func)
         order_writes_after_reads(func)
         own_results(func, attrs)

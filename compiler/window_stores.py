@@ -84,6 +84,8 @@ def _mergeable(insert: mlir.Operation, order: dict[mlir.Operation, int],
     source = producer(update)
     if source is None or source not in order or not _elementwise_result(source):
         return None
+    if dest == update:  # x.at[:].set(x): the fusion would read the value it replaces
+        return None
     window = eir.aval_of(update).shape
     if symbolic(eir.aval_of(dest).shape) or symbolic(window) or 1 in window:
         return None  # IREE 3.13 stored x.at[0]'s (1, 4, 3) window (a unit dim, a whole

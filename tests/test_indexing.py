@@ -517,3 +517,28 @@ def test_element_reads_of_views_of_strided_views_match_jax(strided, view):
     want = jax.jit(lambda x: chain(jax.numpy, x))(x)
     for g, w in zip(got, want, strict=True):
         assert_close(g, w)
+
+
+_SELF_UPDATES = {  # v: an elementwise result of the program's own, f32[6, 5]
+    "itself, whole": lambda v: v.at[:].set(v),
+    "itself, all rows": lambda v: v.at[0:6].set(v),
+    "its own window": lambda v: v.at[1:3].set(v[1:3]),
+    "shifted down a row": lambda v: v.at[1:].set(v[:-1]),
+    "shifted, scaled": lambda v: v.at[:, 1:].set(v[:, :-1] * 2 + 1),
+    "its transpose's window": lambda v: v.at[:5].set(v[:5, :].T[:, :5].T * 3),
+}
+
+
+@pytest.mark.parametrize("update", _SELF_UPDATES)
+def test_updates_made_of_their_destination_match_numpy(update):
+    """An update computed from the value it is written into (x.at[:].set(x) made
+    ember-window-stores' fusion read the value it replaced: it did not compile)."""
+    x = np.arange(30, dtype=np.float32).reshape(6, 5) / 4 - 3
+
+    def program(x):
+        return _SELF_UPDATES[update](jnp.floor(x * 2.0) + 0.5)
+
+    want = np.floor(x * 2.0) + 0.5
+    want = np.asarray(_SELF_UPDATES[update](jax.numpy.asarray(want)))
+    assert_close(ember.jit(program)(x), want)
+    assert_close(program(jnp.asarray(x)), want)

@@ -114,3 +114,15 @@ func.func @not_elementwise(%a: tensor<4x4xf32>, %b: tensor<6x6xf32>) -> tensor<6
   %u = "ember.dynamic_update_slice"(%b, %t, %one, %one) {strides = array<i64: 1, 1>} : (tensor<6x6xf32>, tensor<4x4xf32>, tensor<i32>, tensor<i32>) -> tensor<6x6xf32>
   return %u : tensor<6x6xf32>
 }
+
+// The update is the destination itself (x.at[:].set(x)): the fusion would read the value
+// it replaces (a use before its definition).
+// CHECK-LABEL: func.func @update_is_the_destination
+// CHECK-NOT: "ember.fusion"
+// CHECK: "ember.dynamic_update_slice"(%[[E:.*]], %[[E]]
+func.func @update_is_the_destination(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = "ember.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %e = "ember.exp"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %u = "ember.dynamic_update_slice"(%e, %e, %zero) {strides = array<i64: 1>} : (tensor<4xf32>, tensor<4xf32>, tensor<i32>) -> tensor<4xf32>
+  return %u : tensor<4xf32>
+}
