@@ -526,6 +526,8 @@ _SELF_UPDATES = {  # v: an elementwise result of the program's own, f32[6, 5]
     "shifted down a row": lambda v: v.at[1:].set(v[:-1]),
     "shifted, scaled": lambda v: v.at[:, 1:].set(v[:, :-1] * 2 + 1),
     "its transpose's window": lambda v: v.at[:5].set(v[:5, :].T[:, :5].T * 3),
+    "its rows, scattered": lambda v: v.at[np.array([4, 1])].set(v[:2]),
+    "its rows, scatter-added": lambda v: v.at[np.array([0, 1])].add(v[1:3]),
 }
 
 
