@@ -279,6 +279,8 @@ LAX = {  # JAX's lax names Ember lacked (#16): each against jax.lax, under jit
     "convert": lambda lx: [lx.convert_element_type(F, np.int32), lx.iota(np.int32, 5),
                            lx.full((2, 3), 1.5, np.float32), lx.full_like(F, 2)],
     "population_count": lambda lx: lx.population_count(I32),
+    # complex whatever the input (jnp.conj keeps a real dtype; found by benchmarks/ops.py)
+    "conj": lambda lx: [lx.conj(F), lx.conj(F.astype(np.complex64) * (1 + 2j))],
     "nextafter": lambda lx: [lx.nextafter(F, G), lx.nextafter(G, G),
                              lx.nextafter(np.float32([0.0, 0.0, 1.0]),
                                           np.float32([1.0, -1.0, np.nan]))],

@@ -178,10 +178,25 @@ eq, ne = _binary("eq", enp.equal), _binary("ne", enp.not_equal)
 lt, le = _binary("lt", enp.less), _binary("le", enp.less_equal)
 gt, ge = _binary("gt", enp.greater), _binary("ge", enp.greater_equal)
 (abs, acos, asin, atan, ceil, floor, cos, cosh, sin, sinh, tanh, exp, log, sqrt, sign, neg,  # noqa: A001
- is_finite, square, bitwise_not, conj, real, imag) = (
+ is_finite, square, bitwise_not, real, imag) = (
     enp.abs, enp.arccos, enp.arcsin, enp.arctan, enp.ceil, enp.floor, enp.cos, enp.cosh,
     enp.sin, enp.sinh, enp.tanh, enp.exp, enp.log, enp.sqrt, enp.sign, enp.negative,
-    enp.isfinite, enp.square, enp.bitwise_not, enp.conj, enp.real, enp.imag)
+    enp.isfinite, enp.square, enp.bitwise_not, enp.real, enp.imag)
+
+_CONJUGATES = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate, complex whatever the input: JAX's lax.conj makes a float32 a
+    complex64 (numpy.conj keeps a real dtype)."""
+    x = enp.asarray(x)
+    dtype = np.dtype(x.dtype)
+    if dtype in _CONJUGATES:
+        x = x.astype(_CONJUGATES[dtype])
+    elif dtype.kind != "c":
+        raise TypeError(f"lax.conj requires float32, float64 or complex arguments, got "
+                        f"{dtype}")
+    return enp.conj(x)
 
 
 def complex(x: Any, y: Any) -> Any:  # noqa: A001
