@@ -629,17 +629,17 @@ def order_writes_after_reads(func: mlir.Operation) -> None:
             value = writer.operands[payload]
             if waits and all(_own_buffer(w) for w in [value, *waits]):
                 waits = _computed_once(waits, {})
-            with mlir.InsertionPoint(writer), writer.location:
-                if waits and all(_own_buffer(w) for w in [value, *waits]):
+                with mlir.InsertionPoint(writer), writer.location:
                     after = eir.build(ops.AFTER, [value, *waits], {}, eir.aval_of(value))
-                    writer.operands[payload] = after.results[0]
-                else:
-                    dest = writer.operands[0]
-                    copy = eir.build(ops.COPY, [dest], {}, (eir.aval_of(dest),))
-                    # behind a barrier: IREE fused the write into the copy's dispatch with
-                    # the update's producer, and failed to distribute that
-                    fenced = eir.build(ops.AFTER, [copy.results[0]], {}, eir.aval_of(dest))
-                    writer.operands[0] = fenced.results[0]
+                writer.operands[payload] = after.results[0]
+                continue
+            dest = writer.operands[0]
+            with mlir.InsertionPoint(writer), writer.location:
+                copy = eir.build(ops.COPY, [dest], {}, (eir.aval_of(dest),))
+                # behind a barrier: IREE fused the write into the copy's dispatch with the
+                # update's producer, and failed to distribute that
+                fenced = eir.build(ops.AFTER, [copy.results[0]], {}, eir.aval_of(dest))
+            writer.operands[0] = fenced.results[0]
 
 
 def own_results(func: mlir.Operation, attrs: list[dict]) -> None:
