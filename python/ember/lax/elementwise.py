@@ -4,7 +4,7 @@ Python scalars."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,42 +44,6 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 def shift_left(x: Any, y: Any) -> Any:
     return enp.left_shift(x, y)
-
-
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int],
-                  *, allow_negative_indices: bool | Sequence[bool] = True) -> Any:
-    """The window of `slice_sizes` at `start_indices` (traced or not; negative ones count
-    from the end unless `allow_negative_indices` is False), the starts clamped so that the
-    window fits, as in JAX."""
-    x = enp.asarray(operand)
-    starts = _starts("dynamic_slice", x, start_indices, allow_negative_indices)
-    return bind(ops.DYNAMIC_SLICE, x, *starts, sizes=tuple(int(n) for n in slice_sizes))
-
-
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
-                         allow_negative_indices: bool | Sequence[bool] = True) -> Any:
-    """`operand` with `update` written at `start_indices` (negative ones from the end,
-    clamped to fit, as in JAX)."""
-    x = enp.asarray(operand)
-    update = enp.asarray(update).astype(x.dtype)
-    starts = _starts("dynamic_update_slice", x, start_indices, allow_negative_indices)
-    return bind(ops.DYNAMIC_UPDATE_SLICE, x, update, *starts, strides=(1,) * x.ndim)
-
-
-def _starts(name: str, x: Any, start_indices: Sequence[Any],
-            negative: bool | Sequence[bool]) -> list[Any]:
-    if len(start_indices) != x.ndim:
-        raise ValueError(f"{name} requires one start index per dimension ({x.ndim}), got "
-                         f"{len(start_indices)}")
-    negative = [negative] * x.ndim if isinstance(negative, bool) else list(negative)
-    starts = [enp.asarray(s) for s in start_indices]
-    for s in starts:
-        if s.shape or s.dtype.kind not in "iu":
-            raise TypeError(f"{name} requires scalar integer start indices, got "
-                            f"{s.dtype}{list(s.shape)}")
-    return [enp.where(s < 0, s + n, s).astype(np.int32) if wrap and s.dtype.kind == "i"
-            else s.astype(np.int32)
-            for s, n, wrap in zip(starts, x.shape, negative, strict=True)]
 
 
 def stop_gradient(x: Any) -> Any:
