@@ -137,10 +137,21 @@ def heat3d(np_, n, steps=20):
 
 def unrolled(np_, steps):
     """`x = sin(x) * 1.0001 + 0.5` unrolled in Python: a program growing op by op, compiled
-    cold (ember-fuse cuts the chain into fusions of bounded size, compiler/fuse.py)."""
+    cold (ember-reroll makes a loop of its identical steps again, compiler/reroll.py)."""
     def f(x):
         for _ in range(steps):
             x = np_.sin(x) * 1.0001 + 0.5
+        return x
+    return f, (np.linspace(0, 1, 8, dtype=np.float32),)
+
+
+def unrolled_different(np_, steps):
+    """The same steps, each multiplying by a constant of its own: no two steps alike, so the
+    chain stays unrolled and ember-fuse cuts it into fusions of bounded size
+    (compiler/fuse.py)."""
+    def f(x):
+        for k in range(steps):
+            x = np_.sin(x) * (1.0 + k * 1e-6) + 0.5
         return x
     return f, (np.linspace(0, 1, 8, dtype=np.float32),)
 
@@ -179,6 +190,8 @@ ROWS = [
     # Compile time per op (the first call, nothing cached) must not grow with the program.
     Row("unrolled sin steps, first call", "op", [50, 100, 200, 400, 800], unrolled,
         lambda n: 3.0 * n, bound=1.3, cold=True),
+    Row("unrolled sin steps that differ, first call", "op", [50, 100, 200, 400, 800],
+        unrolled_different, lambda n: 3.0 * n, bound=1.3, cold=True),
 ]
 
 

@@ -93,20 +93,28 @@ def _each_for(block: mlir.Block, rewrite: Callable[[mlir.Operation], bool]) -> i
     return made
 
 
-def _as_kernel(op: mlir.Operation) -> bool:
-    """An ember.for elementwise in its carries as an ember.elementwise_for."""
+def _data_constants(block: mlir.Block) -> list[mlir.Operation]:
+    """The constants of a loop body other than splats: a kernel reads them as inputs."""
+    return [op.operation for op in block.operations if eir.opdef(op.operation) is ops.CONSTANT
+            and not mlir.DenseElementsAttr(op.operation.attributes["value"]).is_splat]
+
+
+def becomes_kernel(op: mlir.Operation) -> bool:
+    """Whether ember-loop-kernels makes the ember.for `op` one kernel."""
     if not _elementwise_body(op):
         return False
     block = op.regions[0].blocks[0]
-    for inner in list(block.operations):  # constants other than splats become inputs
-        inner = inner.operation
-        if eir.opdef(inner) is ops.CONSTANT and not mlir.DenseElementsAttr(
-                inner.attributes["value"]).is_splat:
-            inner.move_before(op)
     carries = list(block.arguments)[1:]
-    if kernel_lanes(eir.aval_of(carries[0]).size, len(carries),
-                    len(outside_values(block))) is None:
+    outside = len(outside_values(block)) + len(_data_constants(block))
+    return kernel_lanes(eir.aval_of(carries[0]).size, len(carries), outside) is not None
+
+
+def _as_kernel(op: mlir.Operation) -> bool:
+    """An ember.for elementwise in its carries as an ember.elementwise_for."""
+    if not becomes_kernel(op):
         return False
+    for constant in _data_constants(op.regions[0].blocks[0]):
+        constant.move_before(op)
     _, _, params = eir.read(op)
     with mlir.InsertionPoint(op), op.location:
         kernel = eir.build(ops.ELEMENTWISE_FOR, list(op.operands), params,

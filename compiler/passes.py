@@ -16,6 +16,7 @@ from .iree_fences import IreeFences
 from .loops import LoopKernels, UnrollLoops
 from .lower_to_linalg import LOWER_TO_LINALG_AVX512, LOWER_TO_LINALG_CPU, LowerToLinalg
 from .moments import Moments
+from .reroll import Reroll
 from .window_stores import WindowStores
 
 
@@ -26,11 +27,10 @@ class Pass(Protocol):
     def run(self, module: mlir.Operation) -> None: ...
 
 
-REGISTRY: dict[str, Pass] = {p.name: p for p in (Canonicalize(), LoopKernels(), UnrollLoops(),
-                                                  Moments(), Fuse(), FUSE_CPU, Bufferize(),
-                                                  LowerToLinalg(), LOWER_TO_LINALG_CPU,
-                                                  LOWER_TO_LINALG_AVX512, WindowStores(),
-                                                  IreeFences())}
+REGISTRY: dict[str, Pass] = {p.name: p for p in (
+    Reroll(), Canonicalize(), LoopKernels(), UnrollLoops(), Moments(), Fuse(), FUSE_CPU,
+    Bufferize(), LowerToLinalg(), LOWER_TO_LINALG_CPU, LOWER_TO_LINALG_AVX512, WindowStores(),
+    IreeFences())}
 
 
 def as_callable(p: Pass):

@@ -21,8 +21,8 @@ from . import bufferize, iree_driver, passes, walk
 from .disk_cache import DiskKey
 from .errors import CompileError
 
-EMBER_PASSES = ("ember-canonicalize", "ember-loop-kernels", "ember-unroll-loops", "ember-fuse",
-                "ember-bufferize")
+EMBER_PASSES = ("ember-reroll", "ember-canonicalize", "ember-loop-kernels", "ember-unroll-loops",
+                "ember-fuse", "ember-bufferize")
 # Work that a loop's body does the same on every trip leaves the loop (upstream LICM on
 # linalg: a matrix product's packed weights, in a scan RNN, are packed once, not per trip).
 LINALG_PASSES = ("ember-lower-to-linalg", "canonicalize", "loop-invariant-code-motion", "cse",

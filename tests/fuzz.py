@@ -341,6 +341,29 @@ class Generator:
         return self.emit(v.shape, FLOAT, f"lax.fori_loop(0, {trips}, lambda i, c: {body}, "
                                          f"{v.name})")
 
+    def _op_unrolled(self):
+        """A Python loop of identical steps, unrolled in the trace: ember-reroll makes a loop
+        of it again where the steps are elementwise (a step that reduces or updates stays
+        unrolled); what the step reads besides its carries may widen the first step's."""
+        v = self.pick(pred=lambda u: len(u.shape) <= 2 and u.dtype != BOOL)
+        if v is None:
+            return False
+        trips = self.rng.choice([3, 8, 9, 17, 33])
+        if v.dtype == INT:
+            return self.emit(v.shape, INT, f"B.unrolled({trips}, lambda c: (c * 3 + 1) % 7, "
+                                           f"{v.name})")
+        w = self.operand_like(v)
+        other = next((u for u in self.names if u.name == w), None)
+        shape = np.broadcast_shapes(v.shape, other.shape) if other else v.shape
+        body = self.rng.choice([
+            "c * 0.5 + np_.sin(c)", f"np_.tanh(c * {w} + 0.25)",
+            f"np_.where(c > 0.5, c * 0.75, c + {w} * 0.125)", "np_.maximum(c, 0.0) * 0.9 - 0.1",
+            "c.at[0].add(1.0)" if v.shape else "c + 1.0", "c - np_.mean(c) * 0.5"])
+        if self.rng.random() < 0.3:  # two carries, each step reading both
+            return self.emit(shape, FLOAT, f"B.unrolled({trips}, lambda c, d: (d, (c + d) * "
+                                           f"0.5 + {w} * 0.25), {v.name}, {v.name} * 0.5)")
+        return self.emit(shape, FLOAT, f"B.unrolled({trips}, lambda c: {body}, {v.name})")
+
     def _op_while_loop(self):
         v = self._carry()
         if v is None:
@@ -388,6 +411,15 @@ def parse(source: str, inputs: dict[str, tuple[tuple[int, ...], str]], donate: b
                    outputs, donate, seed)
 
 
+def unrolled(trips: int, step: Callable, *carries):
+    """`trips` steps of a Python loop, traced one after another (ember-reroll's input):
+    the first carry's last value."""
+    for _ in range(trips):
+        carries = step(*carries)
+        carries = carries if isinstance(carries, tuple) else (carries,)
+    return carries[0]
+
+
 def generate(seed: int, size: int | None = None) -> Program:
     rng = random.Random(seed)
     return Generator(rng, size or rng.randint(1, 10)).program(seed)
@@ -402,9 +434,12 @@ def backends():
     import ember
     import ember.numpy as enp
 
-    e = SimpleNamespace(np=enp, lax=ember.lax)
-    j = SimpleNamespace(np=jnp, lax=jax.lax)
-    return ember, e, jax, j
+    return ember, backend(enp, ember.lax), jax, backend(jnp, jax.lax)
+
+
+def backend(np_, lax) -> SimpleNamespace:
+    """What a program's `B` is: a numpy module, its lax, and the helpers of the generator."""
+    return SimpleNamespace(np=np_, lax=lax, unrolled=unrolled)
 
 
 @dataclass

@@ -215,7 +215,7 @@ def test_generated_programs_are_well_typed():
         program = fuzz.generate(seed)
         fun = program.function()
         try:
-            jax.eval_shape(lambda *a, f=fun: f(SimpleNamespace(np=jnp, lax=jax.lax), *a),
+            jax.eval_shape(lambda *a, f=fun: f(fuzz.backend(jnp, jax.lax), *a),
                            *program.values())
         except Exception as e:  # noqa: BLE001 - counted, then shown
             refused.append(f"{seed}: {type(e).__name__}: {e}")
@@ -235,8 +235,8 @@ def test_shrinking_finds_the_planted_bug():
             return jnp.tanh(x) + 1.0
 
     fake = SimpleNamespace(jit=lambda f, **kw: jax.jit(f), device_put=jnp.asarray)
-    env = (fake, SimpleNamespace(np=Wrong(), lax=jax.lax), jax,
-           SimpleNamespace(np=jnp, lax=jax.lax))
+    env = (fake, fuzz.backend(Wrong(), jax.lax), jax,
+           fuzz.backend(jnp, jax.lax))
     rng, failing = random.Random(0), None
     while failing is None:
         program = fuzz.generate(rng.randrange(1 << 30), size=10)
@@ -269,7 +269,7 @@ def test_a_failure_only_beside_other_programs_finds_its_fewest_companions():
         return call
 
     fake = SimpleNamespace(jit=jit, device_put=jnp.asarray)
-    j = SimpleNamespace(np=jnp, lax=jax.lax)
+    j = fuzz.backend(jnp, jax.lax)
     env = (fake, j, jax, j)
     batch = [fuzz.generate(s) for s in range(4)]
     assert fuzz.run(batch[0], env).failure == ""

@@ -51,6 +51,40 @@ def test_elementwise_loop_bodies_run_as_one_kernel(steps, shape, trips):
     assert '"ember.elementwise_for"' in f.lower(a0, b0, np.int32(trips)).as_text("ember")
 
 
+@few_examples(10)
+@given(st.lists(st.sampled_from(sorted(ELEMENTWISE)), min_size=1, max_size=3),
+       st.sampled_from([7, 8, 20, 33]), st.booleans(), st.sampled_from(["carries", "after",
+                                                                       "middle"]))
+def test_python_unrolled_steps_reroll_into_one_kernel_and_match_numpy(steps, trips, prologue,
+                                                                      end):
+    """ember-reroll: a Python loop of identical elementwise steps, traced unrolled, is one
+    ember.elementwise_for of one step (from REROLL_MIN_TRIPS steps on), whether its first
+    step reads the arguments or a value made before it, and whatever reads its carries
+    after; steps that differ (the "index" step adds the Python loop's counter) or fewer
+    steps stay unrolled. A step's value kept from the middle leaves the steps after it."""
+    rng = np.random.default_rng(trips + len(steps))
+    a0, b0 = (rng.standard_normal((3, 5)).astype(np.float32) for _ in range(2))
+    w = rng.uniform(-0.9, 0.9, (3, 5)).astype(np.float32)  # else `outside` amplifies rounding
+
+    def program(m, a, b):
+        a = a * 2.0 if prologue else a
+        kept = a
+        for t in range(trips):
+            for name in steps:
+                a, b = ELEMENTWISE[name](m, a, b, t, w)
+            kept = a if t == 3 else kept
+        return {"carries": (a, b), "after": (a + b, b), "middle": (a, kept)}[end]
+
+    f = ember.jit(lambda a, b: program(enp, a, b))
+    for got, want in zip(f(a0, b0), program(np, a0, b0), strict=True):
+        assert_close(got, want, rtol=1e-5, atol=1e-5)
+    rerolled = '"ember.elementwise_for"' in f.lower(a0, b0).as_text("ember")
+    if "index" in steps or trips < 8:
+        assert not rerolled
+    elif trips >= 20 and set(steps) != {"swap"}:
+        assert rerolled
+
+
 def test_kernels_of_many_carries_fit_the_dispatch_bindings():
     """A kernel writes one buffer per lane and carry, and IREE binds at most 32 buffers to a
     dispatch: 4 carries at 8 lanes made 36 and the module failed to load. Lanes shrink to
