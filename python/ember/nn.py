@@ -19,7 +19,7 @@ def relu(x: Any) -> Any:
 
 
 def relu6(x: Any) -> Any:
-    return enp.minimum(enp.maximum(x, 0), 6)
+    return enp.minimum(enp.maximum(x, 0), 6.0)  # integers give floats, as in JAX
 
 
 def silu(x: Any) -> Any:

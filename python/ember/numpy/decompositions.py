@@ -463,7 +463,11 @@ def _pinv(a: Any, rtol: Any) -> Any:
 
 
 def matrix_rank(a: Any, rtol: Any = None, *, tol: Any = None) -> Any:
-    """The number of singular values above rtol times the largest (or above tol)."""
+    """The number of singular values above rtol times the largest (or above tol); for
+    fewer than two dims, 1 where any element is nonzero, else 0 (NumPy's)."""
+    a = enp.asarray(a)
+    if a.ndim < 2:
+        return enp.any(a != 0).astype(np.int32)
     return _matrix_rank(_real_matrix("matrix_rank", a), rtol, tol)
 
 

@@ -212,7 +212,7 @@ def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = No
     axes, sizes = _axes_and_sizes("fftn", a, s, axes)
     for ax, n in zip(axes, sizes, strict=True):
         a = fft(a, n, ax, norm)
-    return a
+    return _complex(a)  # also over no axes (a 0-d array)
 
 
 def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -221,7 +221,7 @@ def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
     axes, sizes = _axes_and_sizes("ifftn", a, s, axes)
     for ax, n in zip(axes, sizes, strict=True):
         a = ifft(a, n, ax, norm)
-    return a
+    return _complex(a)  # also over no axes (a 0-d array)
 
 
 _SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -283,14 +283,22 @@ def irfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1
     return irfftn(a, s, axes, norm)
 
 
+def _integer(name: str, n: Any) -> None:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"{name} requires an integer n (the transform's length), got "
+                        f"{n!r}: pass int(n)")
+
+
 def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
     """The sample frequencies of an n-point transform: [0, 1, ..., -1] / (d n)."""
+    _integer("fftfreq", n)
     k = np.concatenate([np.arange((n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
     return enp.asarray(k / (d * n), dtype or dtypes.default_float(), device=device)
 
 
 def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
     """The non-negative sample frequencies of an n-point rfft."""
+    _integer("rfftfreq", n)
     return enp.asarray(np.arange(n // 2 + 1) / (d * n), dtype or dtypes.default_float(),
                        device=device)
 

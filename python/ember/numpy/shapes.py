@@ -88,6 +88,8 @@ def expand_dims(a, axis: int | Sequence[int]):
 
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0):
+    if hasattr(arrays, "ndim"):  # one array: its rows are the sequence (as NumPy and JAX)
+        return _concatenate_rows(asarray(arrays), axis)
     arrays = _promote_only(*arrays) if arrays else []
     if not arrays:
         raise ValueError("concatenate requires at least one array, got none")
@@ -101,6 +103,19 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0):
     if len(arrays) == 1:
         return arrays[0]
     return bind(ops.CONCATENATE, *arrays, dimension=axis % ndim)
+
+
+def _concatenate_rows(a: Any, axis: int | None) -> Any:
+    """The rows of `a` joined along `axis` of a row: the rows' axis moved beside it, the two
+    merged (one reshape, not a join of each row)."""
+    if a.ndim < 2:
+        raise ValueError(f"concatenate requires arrays of rank >= 1, got an array of shape "
+                         f"{a.shape}, whose rows are scalars (use stack)")
+    if axis is None:
+        return reshape(a, (a.size,))
+    ax = _axis("concatenate", axis, a.ndim - 1)
+    rest = a.shape[1:]
+    return reshape(moveaxis(a, 0, ax), rest[:ax] + (a.shape[0] * rest[ax],) + rest[ax + 1:])
 
 
 def stack(arrays: Sequence[Any], axis: int = 0):
@@ -178,14 +193,27 @@ def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Any:
     return reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
 
 
-def atleast_1d(a: Any) -> Any:
-    a = asarray(a)
-    return reshape(a, (1,)) if a.ndim == 0 else a
+def _at_least(shape_of, arrays: tuple) -> Any:
+    """Each array reshaped by `shape_of` where its rank is short; one array for one, a list
+    for several (as NumPy and JAX)."""
+    out = [asarray(a) for a in arrays]
+    out = [reshape(a, shape_of(a.shape)) for a in out]
+    return out[0] if len(out) == 1 else out
 
 
-def atleast_2d(a: Any) -> Any:
-    a = asarray(a)
-    return reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
+def atleast_1d(*arys: Any) -> Any:
+    return _at_least(lambda s: s or (1,), arys)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    return _at_least(lambda s: (1,) * (2 - len(s)) + s if len(s) < 2 else s, arys)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """Rank 0 -> (1, 1, 1), 1 -> (1, n, 1), 2 -> (m, n, 1) (NumPy's placement)."""
+    def shape_of(s):
+        return {0: (1, 1, 1), 1: (1, *s, 1), 2: (*s, 1)}.get(len(s), s)
+    return _at_least(shape_of, arys)
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:

@@ -641,8 +641,8 @@ def divmod(x: Any, y: Any) -> tuple[Any, Any]:  # noqa: A001
 
 @_eager_elementwise
 def reciprocal(x: Any) -> Any:
-    return true_divide(1, x) if kind(asarray(x).dtype) in "fc" else \
-        floor_divide(1, x)
+    """1 / x; integers and booleans give floats (JAX's; NumPy's integer reciprocal floors)."""
+    return true_divide(1, x)
 
 
 @_eager_elementwise
@@ -749,6 +749,8 @@ def modf(x: Any) -> tuple[Any, Any]:
     """(fractional part, integral part), both with x's sign (nan and ±inf for ±inf, as in
     JAX)."""
     x = asarray(x)
+    if kind(x.dtype) not in "fc":  # integers and booleans give floats, as in JAX
+        x = x.astype(_dt.default_float())
     whole = trunc(x)
     return subtract(x, whole), whole
 
