@@ -132,4 +132,5 @@ from .shapes import (
     transpose as transpose,
 )
 from .sorting import sort as sort, sort_key_val as sort_key_val, top_k as top_k
+from .special import digamma as digamma, lgamma as lgamma
 from .windows import conv_general_dilated as conv_general_dilated, reduce_window as reduce_window
