@@ -430,3 +430,20 @@ def test_gather_and_scatter_with_dimension_numbers_match_jax():
         lax.gather(_X, idx, dn, (2, 1, 3))
     with pytest.raises(ValueError, match='Unknown gather mode "wrap"'):
         lax.gather(_X, idx, dn, (1, 1, 3), mode="wrap")
+
+
+def test_lgamma_and_digamma_and_their_gradients_match_jax():
+    """lax.lgamma and lax.digamma (compositions: Lanczos and the reflection, the asymptotic
+    series and the reflection) and their derivatives, under jit, against JAX's: both sides
+    of 1/2 where the branches meet, negative non-integers, large arguments; the poles (0,
+    the negative integers) and +-inf as JAX has them. A branch not taken must not make the
+    gradient nan (log(0) of the reflection at a positive integer did)."""
+    x = np.concatenate([np.linspace(0.05, 12, 40), [0.4999, 0.5, 0.5001, 1.0, 2.0, 3.0, 150.0],
+                        np.linspace(-4.7, -0.3, 12)]).astype(np.float32)
+    poles = np.array([0.0, -0.0, -1.0, -3.0, np.inf, -np.inf, np.nan], np.float32)
+    for name in ("lgamma", "digamma"):
+        ours, theirs = getattr(lax, name), getattr(jax.lax, name)
+        both = np.concatenate([x, poles])
+        assert_close(ember.jit(ours)(both), theirs(both), rtol=2e-5, atol=1e-5)
+        grads = ember.jit(ember.vmap(ember.grad(ours)))(x)
+        assert_close(grads, jax.vmap(jax.grad(theirs))(x), rtol=1e-3, atol=1e-4)

@@ -41,7 +41,8 @@ def lgamma(x: Any) -> Any:
     x = _float(x)
     left = x < 0.5
     right = _lgamma_right(enp.where(left, 1.0 - x, x))
-    reflected = np.log(np.pi) - enp.log(_sin_pi(x)) - right
+    # the reflection of 1/2 where it is not taken: no log(0) whose gradient would be nan
+    reflected = np.log(np.pi) - enp.log(_sin_pi(enp.where(left, x, 0.5))) - right
     out = enp.where(left, reflected, right)
     pole = (x <= 0) & (x == enp.floor(x))
     return enp.where(pole | enp.isinf(x), np.inf, out)
@@ -66,7 +67,8 @@ def digamma(x: Any) -> Any:
         tail = tail + c * power
         power = power * inv2
     right = enp.log(w) - 0.5 / w - tail - shift
-    r = x - enp.round(x)
+    r = enp.where(left, x, 0.25)  # not at an integer where the reflection is not taken
+    r = r - enp.round(r)
     reflected = right - np.pi / enp.tan(np.pi * r)
     out = enp.where(left, reflected, right)
     return enp.where((x <= 0) & (x == enp.floor(x)), np.nan, out)
