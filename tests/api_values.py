@@ -6,8 +6,10 @@ than a missing one.
 Arguments are found, not listed, so the sweep grows with the API: each function is called
 on every form below that both libraries accept (one float32 matrix inside every function's
 domain, two of them, a matrix of edge values, an int32 matrix, a float32 scalar), eagerly;
-a form whose results have the same structure, shapes and dtypes in both is compared. What
-differs is a finding: it is fixed, or listed with its reason in api_value_differences.txt.
+a form whose results have the same structure, shapes and dtypes in both is compared. The
+gradient of the sum of its float results of one matrix is compared too, where JAX has one.
+What differs is a finding: it is fixed, or listed with its reason in
+api_value_differences.txt.
 
     python tests/api_values.py [--only NAME] [--namespace jax.numpy]   # the findings
 """
@@ -112,9 +114,30 @@ def _call(f: Callable, args: list) -> list[np.ndarray] | None:
         return None
 
 
-def sweep(namespaces=None, only: str = "") -> tuple[list[Finding], int, list[str]]:
+def _gradient_differs(f: Callable, g: Callable) -> str:
+    """Where both differentiate the sum of a function's float results of one matrix, what
+    differs between the gradients ("" when nothing does, or where either cannot)."""
+    import jax
+
+    import ember
+
+    (m,) = FORMS["matrix"]
+    theirs = _call(jax.grad(lambda a: sum(jax.numpy.sum(x) for x in jax.tree_util.tree_leaves(
+        g(a)) if jax.numpy.issubdtype(x.dtype, jax.numpy.floating))), [m])
+    if theirs is None:
+        return ""
+    ours = _call(ember.grad(lambda a: sum(ember.numpy.sum(x) for x in ember.tree_util.tree_leaves(
+        f(a)) if x.dtype.kind == "f")), [m])
+    if ours is None:
+        return "Ember cannot differentiate what JAX can"
+    return differs(ours, theirs)
+
+
+def sweep(namespaces=None, only: str = "", gradients: bool = True
+          ) -> tuple[list[Finding], int, list[str]]:
     """The findings, how many (function, form) pairs were compared, and the functions no
-    form suits."""
+    form suits. With `gradients`, a function swept is also differentiated (the sum of its
+    float results of one matrix, its "gradient" form) against JAX."""
     findings, compared, unswept = [], 0, []
     for namespace in namespaces or api_surface.namespaces():
         if namespace in SKIPPED:
@@ -137,6 +160,10 @@ def sweep(namespaces=None, only: str = "") -> tuple[list[Finding], int, list[str
                     findings.append(Finding(name, form, what))
             if not swept:
                 unswept.append(name)
+            elif gradients:
+                what = _gradient_differs(f, g)
+                if what:
+                    findings.append(Finding(name, "gradient", what))
     return findings, compared, unswept
 
 

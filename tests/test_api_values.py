@@ -2,9 +2,9 @@
 have, called on the same arguments, gives JAX's results, or its difference is listed with a
 reason in api_value_differences.txt (and a listed difference that went away fails too).
 
-`make test` sweeps the namespaces other than jax.numpy and jax.lax (whose functions
-test_numpy, test_lax and test_op_sweep check one by one); `.ci/run` sets EMBER_API_VALUES=all
-for every namespace."""
+`make test` sweeps the values of the namespaces other than jax.numpy and jax.lax (whose
+functions test_numpy, test_lax and test_op_sweep check one by one); `.ci/run` sets
+EMBER_API_VALUES=all for every namespace, and every function's gradient too."""
 
 import os
 
@@ -15,18 +15,19 @@ import pytest
 LARGE = ("jax.numpy", "jax.lax")
 
 
+ALL = os.environ.get("EMBER_API_VALUES", "") == "all"
+
+
 def _namespaces() -> list[str]:
     every = [n for n in api_surface.namespaces() if n not in api_values.SKIPPED]
-    if os.environ.get("EMBER_API_VALUES", "") == "all":
-        return every
-    return [n for n in every if n not in LARGE]
+    return every if ALL else [n for n in every if n not in LARGE]
 
 
 @pytest.mark.parametrize("namespace", _namespaces())
 def test_functions_give_jax_values_or_a_listed_reason(namespace):
-    findings, _, _ = api_values.sweep([namespace])
+    findings, _, _ = api_values.sweep([namespace], gradients=ALL)
     listed = {k: r for k, r in api_values.read_differences().items()
-              if k.rsplit(".", 1)[0] == namespace}
+              if k.rsplit(".", 1)[0] == namespace and (ALL or not k.endswith("[gradient]"))}
     found = {f.key: f.what for f in findings}
     unlisted = {k: w for k, w in found.items() if k not in listed}
     assert not unlisted, f"values differ from JAX's (fix, or list with a reason): {unlisted}"
@@ -37,5 +38,5 @@ def test_functions_give_jax_values_or_a_listed_reason(namespace):
 def test_the_differences_file_names_functions_and_forms():
     for key, reason in api_values.read_differences().items():
         name, _, form = key.partition(" [")
-        assert form.rstrip("]") in api_values.FORMS, key
+        assert form.rstrip("]") in (*api_values.FORMS, "gradient"), key
         assert name.startswith("jax.") and reason, key

@@ -447,3 +447,11 @@ def test_lgamma_and_digamma_and_their_gradients_match_jax():
         assert_close(ember.jit(ours)(both), theirs(both), rtol=2e-5, atol=1e-5)
         grads = ember.jit(ember.vmap(ember.grad(ours)))(x)
         assert_close(grads, jax.vmap(jax.grad(theirs))(x), rtol=1e-3, atol=1e-4)
+
+
+def test_erf_inv_gradient_matches_jax():
+    """Found by the value sweep's gradient form: erf_inv's +-inf at +-1 was x * inf in a
+    branch not taken, which made every gradient nan (and ndtri's, norm.ppf's)."""
+    x = np.linspace(-0.999, 0.999, 101).astype(np.float32)
+    got = ember.jit(ember.vmap(ember.grad(lax.erf_inv)))(x)
+    assert_close(got, jax.vmap(jax.grad(jax.lax.erf_inv))(x), rtol=1e-4, atol=1e-5)

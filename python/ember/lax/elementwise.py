@@ -102,7 +102,9 @@ def _erf_inv32(x: Any) -> Any:
     p = enp.where(central, np.float32(_ERF_INV_CENTRAL[0]), np.float32(_ERF_INV_TAIL[0]))
     for c, t in zip(_ERF_INV_CENTRAL[1:], _ERF_INV_TAIL[1:], strict=True):
         p = enp.where(central, np.float32(c), np.float32(t)) + p * w
-    return enp.where(enp.abs(x) == 1.0, x * np.float32(np.inf), p * x)
+    # +-inf at +-1 as constants: x * inf in the branch not taken made every gradient nan
+    ends = enp.where(x > 0, np.float32(np.inf), np.float32(-np.inf))
+    return enp.where(enp.abs(x) == 1.0, ends, p * x)
 
 
 exp2, expm1, log1p, tan, atan2, cbrt = (enp.exp2, enp.expm1, enp.log1p, enp.tan, enp.arctan2,
