@@ -519,3 +519,69 @@ def test_dlpack_both_ways():
     ours = enp.from_dlpack(host)
     host[0, 0] = 99.0  # a copy: the caller's memory can change, ours does not
     assert float(ours[0, 0]) == 1.5 and x.__dlpack_device__() == (1, 0)
+
+
+_M = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [2.0, -1.0, 0.5]], np.float32)
+_X = np.linspace(-3, 7, 12).astype(np.float32).reshape(3, 4)
+_BINS = np.array([0.0, 1.0, 2.5, 4.0], np.float32)
+_P = np.array([1.0, -2.0, 3.0, 0.5], np.float32)
+# (name, args, kwargs) of routines whose arguments the value sweep (api_values.py) does not
+# make: bins, index tuples, polynomials, shapes, keywords.
+ROUTINES = [
+    ("nanprod", (_M,), {}), ("nanprod", (_M,), {"axis": 1}), ("nancumsum", (_M,), {"axis": 0}),
+    ("nancumprod", (_M,), {}), ("nanargmax", (_M,), {"axis": 1}),
+    ("nanargmin", (_M,), {"axis": 0}), ("nanargmax", (_X,), {}),
+    ("isin", (_X, np.array([1.0, -3.0, 7.0], np.float32)), {}),
+    ("isin", (_X, _BINS), {"invert": True}), ("digitize", (_X, _BINS), {}),
+    ("digitize", (_X, _BINS), {"right": True}), ("digitize", (_X, _BINS[::-1].copy()), {}),
+    ("array_equiv", (_X, _X[:1]), {}), ("trapezoid", (_X,), {}),
+    ("trapezoid", (_X, np.arange(4.0, dtype=np.float32)), {}),
+    ("trapezoid", (_X,), {"axis": 0, "dx": 0.5}),
+    ("ediff1d", (_X,), {"to_begin": np.float32(9), "to_end": np.array([1, 2], np.float32)}),
+    ("unwrap", (np.array([0, 3, 6.5, 0.2, 7, -6], np.float32),), {}),
+    ("fabs", (np.array([-2, 3], np.int32),), {}), ("append", (_X, _X), {}),
+    ("append", (_X, _X), {"axis": 1}), ("diagflat", (_X[:1],), {"k": 1}),
+    ("rot90", (_X,), {}), ("rot90", (_X, 2), {}), ("rot90", (_X, 3), {}),
+    ("rot90", (_X, -1, (1, 0)), {}), ("rollaxis", (np.zeros((2, 3, 4, 5)), 3, 1), {}),
+    ("rollaxis", (np.zeros((2, 3, 4, 5)), 1, 4), {}), ("resize", (np.arange(5), (2, 4)), {}),
+    ("resize", (_X, 7), {}), ("tril_indices_from", (_X,), {}),
+    ("triu_indices_from", (_X,), {"k": 1}), ("diag_indices_from", (np.zeros((3, 3)),), {}),
+    ("fill_diagonal", (_X, 9.0), {"inplace": False}),
+    ("fill_diagonal", (np.zeros((7, 3), np.float32), np.array([1.0, 2.0], np.float32)),
+     {"inplace": False}),
+    ("unravel_index", (np.array([10, -1, 3, 0]), (2, 3)), {}),
+    ("ravel_multi_index", ((np.array([1, 5]), np.array([2, 1])), (2, 3)), {"mode": "clip"}),
+    ("ravel_multi_index", ((np.array([1, 0]), np.array([2, 1])), (2, 3)), {"order": "F"}),
+    ("matvec", (np.ones((2, 3, 4), np.float32), _X[0]), {}), ("vecmat", (_X[:, 0], _X), {}),
+    ("polyval", (_P, _X), {}), ("polyadd", (_P, _P[:2]), {}), ("polysub", (_P[:2], _P), {}),
+    ("polymul", (_P, _P[:3]), {}), ("polyder", (_P, 2), {}), ("polyint", (_P, 2), {}),
+    ("polyint", (_P, 1, 3.0), {}), ("vander", (_X[0],), {}), ("vander", (_X[0], 3, True), {}),
+    ("hamming", (7,), {}), ("hanning", (6,), {}), ("blackman", (5,), {}), ("bartlett", (5,), {}),
+    ("geomspace", (1.0, 1000.0, 4), {}), ("geomspace", (-1.0, -100.0, 5, False), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", ROUTINES,
+                         ids=[f"{n}-{k}" for k, (n, _, _) in enumerate(ROUTINES)])
+def test_routines_match_jax(name, args, kwargs):
+    got = getattr(enp, name)(*args, **kwargs)
+    want = getattr(jax.numpy, name)(*args, **kwargs)
+    got, want = (x if isinstance(x, tuple) else (x,) for x in (got, want))
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert_close(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_routines_that_go_beyond_jax():
+    """fill_diagonal's wrap (NumPy's; JAX refuses it), array_equiv of shapes that do not
+    broadcast (False, as NumPy; JAX raises), isscalar of 0-d arrays and scalars."""
+    tall = np.zeros((7, 3), np.float32)
+    want = tall.copy()
+    np.fill_diagonal(want, [1.0, 2.0], wrap=True)
+    assert_close(enp.fill_diagonal(tall, np.array([1.0, 2.0], np.float32), wrap=True,
+                                   inplace=False), want)
+    assert not bool(enp.array_equiv(_X, _X[:, :2]))
+    assert [enp.isscalar(v) for v in (1.0, np.float32(1), np.array(1.0), [1], _X)] == [
+        True, True, True, False, False]
+    with pytest.raises(NotImplementedError, match="inplace=False"):
+        enp.fill_diagonal(_X, 1.0)
