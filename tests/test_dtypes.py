@@ -174,3 +174,31 @@ def test_float_to_int_conversions_saturate_as_jaxs(src):
         np.testing.assert_array_equal(np.asarray(b), want, err_msg=np.dtype(t).name)
     for t, a in zip(ints, eager, strict=False):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(theirs[ints.index(t)]))
+
+
+def test_the_dtypes_module_matches_jax():
+    """ember.dtypes against jax.dtypes: promotion (weak Python scalars), subtypes of
+    ml_dtypes' floats and narrow integers, their bits, scalar types, float0."""
+    import jax.dtypes as jd
+
+    import ember.dtypes as ed
+
+    for args in ((1, 2.0), (np.int32(1), 2.0), (np.float32(1), 1j), (True, 1),
+                 (np.int8(1), np.uint8(1)), (ml_dtypes.bfloat16, np.float32)):
+        assert ed.result_type(*args) == jd.result_type(*args), args
+        assert ed.result_type(*args, return_weak_type_flag=True) == jd.result_type(
+            *args, return_weak_type_flag=True), args
+    for a, b in ((ml_dtypes.bfloat16, np.floating), ("int4", np.signedinteger),
+                 ("uint4", np.signedinteger), ("int4", np.integer), ("int4", "int4"),
+                 ("int4", np.floating), (np.float32, "float32"), (None, np.floating),
+                 (np.int16, np.unsignedinteger)):
+        assert ed.issubdtype(a, b) == jd.issubdtype(a, b), (a, b)
+    assert ed.issubdtype(ed.prng_key, ed.extended)
+    for t in ("int4", "uint4", "float32", "bfloat16", "bool", "complex64", "uint8"):
+        assert ed.itemsize_bits(t) == jd.itemsize_bits(t), t
+    for x in (3.0, 2, True, 1j, np.float32(1), np.int8(1)):
+        assert ed.scalar_type_of(x) is jd.scalar_type_of(x), x
+    assert ed.float0 == jd.float0
+    assert ed.canonicalize_dtype("float64") == jd.canonicalize_dtype("float64")
+    assert ed.finfo(ml_dtypes.bfloat16).eps == jd.finfo(ml_dtypes.bfloat16).eps
+    assert issubclass(ed.TypePromotionError, ValueError)

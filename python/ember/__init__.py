@@ -19,7 +19,7 @@ from ember.runtime import Array, Device, devices as _devices, get as _get_device
 
 HAS_COMPILER = _importlib_util.find_spec("iree.compiler") is not None
 if HAS_COMPILER:
-    from ember import ad_checkpoint, debug, lax, nn, numpy, ops, random, scipy
+    from ember import ad_checkpoint, debug, dtypes, lax, nn, numpy, ops, random, scipy
     from ember._src import array_methods as _array_methods
     from ember._src.ad import grad, jvp, linearize, value_and_grad, vjp
     from ember._src.batching import vmap
@@ -100,7 +100,7 @@ __all__ = [
     "Array", "Compiled", "Device", "JitFunction", "Loaded", "Lowered", "ShapeDtypeStruct",
     "ShapedArray", "Traced", "ad_checkpoint", "block_until_ready", "checking_leaks",
     "checkpoint", "checkpoint_policies",
-    "clear_caches", "config", "count_events", "custom_jvp", "custom_vjp", "debug",
+    "clear_caches", "config", "count_events", "custom_jvp", "custom_vjp", "debug", "dtypes",
     "device_put", "devices", "errors", "eval_shape", "grad", "hessian", "jacfwd", "jacrev",
     "jit", "jvp", "lax", "linearize", "remat", "value_and_grad", "vjp", "vmap",
     "load", "new_ref", "Ref", "nn", "numpy", "ops", "random", "scipy", "tree", "tree_util",

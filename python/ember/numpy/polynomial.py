@@ -11,17 +11,19 @@ from . import creation as _cr, shapes as _sh, ufuncs as _uf
 from ._base import _promoted, asarray
 
 
-def _coefficients(name: str, p: Any) -> Any:
+def _coefficients(name: str, p: Any, rank: int | None = 1) -> Any:
+    """p as an array of coefficients along its first axis (of `rank` dims, when given)."""
     p = asarray(p)
-    if p.ndim != 1:
-        raise ValueError(f"{name} requires a 1-D array of coefficients, got shape {p.shape}")
+    if p.ndim < 1 or (rank is not None and p.ndim != rank):
+        raise ValueError(f"{name} requires a {rank or 'non-scalar'}-D array of coefficients, "
+                         f"got shape {p.shape}")
     return p
 
 
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """p[0] x^(n-1) + ... + p[n-1] by Horner's rule (`unroll` changes nothing here: the
     loop is unrolled in the trace)."""
-    p = _coefficients("polyval", p)
+    p = _coefficients("polyval", p, None)
     p, x = (asarray(v) for v in _promoted_pair(p, x))
     out = _cr.zeros_like(x)
     for k in range(p.shape[0]):
@@ -35,18 +37,21 @@ def _promoted_pair(p: Any, x: Any) -> tuple[Any, Any]:
 
 
 def _padded(a: Any, n: int) -> Any:
-    return _sh.concatenate([_cr.zeros((n - a.shape[0],), a.dtype), a]) if a.shape[0] < n else a
+    """Zeros before a's first axis up to length n (the highest powers come first)."""
+    if a.shape[0] >= n:
+        return a
+    return _sh.concatenate([_cr.zeros((n - a.shape[0], *a.shape[1:]), a.dtype), a])
 
 
 def polyadd(a1: Any, a2: Any) -> Any:
-    a1, a2 = _coefficients("polyadd", a1), _coefficients("polyadd", a2)
+    a1, a2 = _coefficients("polyadd", a1, None), _coefficients("polyadd", a2, None)
     n = max(a1.shape[0], a2.shape[0])
     a1, a2 = _promoted(_padded(a1, n), _padded(a2, n))
     return a1 + a2
 
 
 def polysub(a1: Any, a2: Any) -> Any:
-    a1, a2 = _coefficients("polysub", a1), _coefficients("polysub", a2)
+    a1, a2 = _coefficients("polysub", a1, None), _coefficients("polysub", a2, None)
     n = max(a1.shape[0], a2.shape[0])
     a1, a2 = _promoted(_padded(a1, n), _padded(a2, n))
     return a1 - a2
