@@ -40,3 +40,30 @@ def test_one_hot_and_edge_values():
     z = np.linspace(-6, 6, 49, dtype=np.float32)
     assert_close(nn.gelu(z, approximate=False),
                  np.asarray(jax.nn.gelu(z, approximate=False)), rtol=2e-5, atol=1e-6)
+
+
+_INITIALIZERS = [
+    ("zeros", None), ("ones", None), ("constant", (0.5,)), ("uniform", (0.3,)),
+    ("normal", (2.0,)), ("truncated_normal", (1.5,)), ("glorot_uniform", ()),
+    ("glorot_normal", ()), ("xavier_uniform", ()), ("xavier_normal", ()), ("lecun_uniform", ()),
+    ("lecun_normal", ()), ("he_uniform", ()), ("he_normal", ()), ("kaiming_uniform", ()),
+    ("kaiming_normal", ()), ("variance_scaling", (0.7, "fan_geo_avg", "normal")),
+    ("variance_scaling", (2.0, "fan_out", "uniform", 0, 1)), ("orthogonal", (1.3,)),
+    ("orthogonal", (1.0, 0)), ("delta_orthogonal", ()),
+]
+
+
+@pytest.mark.parametrize("name,args", _INITIALIZERS,
+                         ids=[f"{n}-{k}" for k, (n, _) in enumerate(_INITIALIZERS)])
+def test_initializers_give_jax_weights(name, args):
+    """ember.random draws JAX's bits, so each initializer gives JAX's weights for a key:
+    fans from the in, out and receptive-field dims, the three laws, orthogonal (wide and
+    tall) and delta-orthogonal kernels."""
+    ours, theirs = (getattr(m.nn.initializers, name) for m in (ember, jax))
+    if args is not None:
+        ours, theirs = ours(*args), theirs(*args)
+    shapes = [(3, 3, 4, 6)] if name == "delta_orthogonal" else [(5, 7), (7, 5), (3, 4, 6)]
+    for shape in shapes:
+        got = ours(ember.random.PRNGKey(3), shape)
+        want = theirs(jax.random.PRNGKey(3), shape)
+        assert_close(got, want, rtol=2e-5, atol=2e-6)

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ember import numpy as enp
+from ember.nn import initializers as initializers
 from ember.scipy.special import (
     erf,
     expit as sigmoid,
