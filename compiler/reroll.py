@@ -57,6 +57,10 @@ def _signature(op: mlir.Operation) -> tuple:
             tuple(str(v.type) for v in op.operands), tuple(str(r.type) for r in op.results))
 
 
+def _result_number(value: mlir.Value) -> int:
+    return mlir.OpResult(value).result_number
+
+
 @dataclass
 class _Block:
     """A block's ops in order, with where each is and what it reads."""
@@ -87,9 +91,6 @@ class _Block:
         return [max((self.user_index(u.owner.operation) for r in op.results for u in r.uses),
                     default=-1) for op in self.ops]
 
-    def result_number(self, value: mlir.Value) -> int:
-        return mlir.OpResult(value).result_number
-
     def same_step(self, i: int, length: int, start: int) -> bool:
         """Whether op i + length reads as op i does, one step on: the same value from before
         `start`, or the result of the op `length` after the one op i reads."""
@@ -101,7 +102,7 @@ class _Block:
                 if self.where(v) >= start:
                     return False
             elif (self.where(v) < 0 or self.where(w) - self.where(v) != length
-                  or self.result_number(v) != self.result_number(w)):
+                  or _result_number(v) != _result_number(w)):
                 return False
         return True
 
@@ -123,9 +124,9 @@ class _Steps:
 
 
 def _candidates(block: _Block) -> list[tuple[int, int, int]]:
-    """(step length, first op, last op) of the runs of ops whose signatures repeat with a
-    period, longest first (each op from the first to the last has the signature of the op
-    a step later): each a run that may hold REROLL_MIN_TRIPS steps."""
+    """(step length, first, end) of the runs of ops whose signatures repeat with a period,
+    longest first (each op from first to before end has the signature of the op a step
+    later): each a run that may hold REROLL_MIN_TRIPS steps."""
     ids: dict[tuple, int] = {}
     codes = np.array([ids.setdefault(s, len(ids)) for s in block.signatures], dtype=np.int64)
     found = []
@@ -139,12 +140,12 @@ def _candidates(block: _Block) -> list[tuple[int, int, int]]:
     return [c[1:] for c in found[:_TRIES]]
 
 
-def _run(block: _Block, length: int, first: int, last: int) -> tuple[int, int] | None:
-    """The longest run [a, c) of ops from `first` to `last` each reading as the op a step
-    later does (so ops a to c + length - 1 repeat with period `length`)."""
+def _run(block: _Block, length: int, first: int, end: int) -> tuple[int, int] | None:
+    """The longest run [a, c) of ops from `first` to before `end` each reading as the op a
+    step later does (so ops a to c + length - 1 repeat with period `length`)."""
     best, begin = None, None
-    for i in range(first, last + 1):
-        if i < last and block.same_step(i, length, first):
+    for i in range(first, end + 1):
+        if i < end and block.same_step(i, length, first):
             begin = i if begin is None else begin
         elif begin is not None:
             if best is None or i - begin > best[1] - best[0]:
@@ -166,7 +167,7 @@ def _carried(block: _Block, start: int, length: int) -> dict[Slot, None] | None:
             if at < start:
                 return None
             if at < start + length:
-                slots[(at - start, block.result_number(w))] = None
+                slots[(at - start, _result_number(w))] = None
     return slots
 
 
@@ -183,13 +184,13 @@ def _first_values(block: _Block, first: int, length: int,
         for v, w in zip(a.operands, b.operands, strict=True):
             at = block.where(w)
             if first <= at < then:  # a carry: v is its first value
-                slot = (at - first, block.result_number(w))
+                slot = (at - first, _result_number(w))
                 if slot not in slots or block.where(v) >= first or (
                         inits.setdefault(slot, v) != v):
                     return None
             elif at >= then:  # a value of the step's own
                 if block.where(v) != at - length or (
-                        block.result_number(v) != block.result_number(w)):
+                        _result_number(v) != _result_number(w)):
                     return None
             elif v != w:  # a value from before the steps
                 return None
@@ -257,6 +258,8 @@ def _reroll(block: _Block, steps: _Steps) -> bool:
     carried = [block.ops[start + q].results[r] for q, r in steps.slots]
     last = [block.ops[end - length + q].results[r] for q, r in steps.slots]
     results = tuple(eir.aval_of(v) for v in last)
+    if any(a.size > REROLL_MAX_ELEMENTS for a in results):
+        return False
     where = block.ops[end]
     with mlir.InsertionPoint(where), where.location:
         loop = eir.build(ops.FOR, [_index(0), _index(steps.trips), *steps.inits],
@@ -270,7 +273,7 @@ def _reroll(block: _Block, steps: _Steps) -> bool:
         clone_mapped(step, mapping)
         eir.build(ops.YIELD, [mapping[block.ops[start + length + q].results[r]]
                               for q, r in steps.slots], {}, ())
-    if not becomes_kernel(loop) or any(a.size > REROLL_MAX_ELEMENTS for a in results):
+    if not becomes_kernel(loop):
         loop.erase()
         return False
     for value, result in zip(last, loop.results, strict=True):
@@ -287,8 +290,8 @@ def reroll_block(block: mlir.Block) -> int:
         ops_ = _Block.of(block)
         if len(ops_.ops) < REROLL_MIN_OPS:
             return made
-        for length, first, last in _candidates(ops_):
-            run = _run(ops_, length, first, last)
+        for length, first, end in _candidates(ops_):
+            run = _run(ops_, length, first, end)
             steps = _steps(ops_, length, run) if run is not None else None
             if steps is None or (length, ops_.ops[steps.start]) in tried:
                 continue
