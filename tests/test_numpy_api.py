@@ -585,3 +585,28 @@ def test_routines_that_go_beyond_jax():
         True, True, True, False, False]
     with pytest.raises(NotImplementedError, match="inplace=False"):
         enp.fill_diagonal(_X, 1.0)
+
+
+def test_host_routines_hand_over_ember_arrays(tmp_path):
+    """Files, buffers, printing and the index tricks are NumPy's on the host, their arrays
+    Ember's, with JAX's values."""
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    enp.save(tmp_path / "x.npy", enp.asarray(x))
+    loaded = enp.load(tmp_path / "x.npy")
+    assert isinstance(loaded, ember.Array)
+    assert_close(loaded, x)
+    assert_close(enp.frombuffer(x.tobytes(), np.float32), x.ravel())
+    assert enp.array_str(enp.asarray(x)) == np.array_str(x)
+    for ours, theirs in ((enp.mgrid[0:2, 0:3], jnp.mgrid[0:2, 0:3]),
+                         (enp.r_[1:4, 7], jnp.r_[1:4, 7]),
+                         (enp.c_[np.ones(2), np.zeros(2)], jnp.c_[np.ones(2), np.zeros(2)]),
+                         (enp.fromfunction(lambda i, k: i + 2 * k, (2, 3)),
+                          jnp.fromfunction(lambda i, k: i + 2 * k, (2, 3)))):
+        assert_close(ours, theirs)
+    for ours, theirs in ((enp.ogrid[0:2, 0:3], jnp.ogrid[0:2, 0:3]),
+                         (enp.ix_(np.arange(2), np.arange(3)), jnp.ix_(np.arange(2),
+                                                                       np.arange(3)))):
+        for a, b in zip(ours, theirs, strict=True):
+            assert_close(a, b)
+    assert enp.s_[1:3] == np.s_[1:3] and enp.bool(1).dtype == np.bool_
+    assert np.dtype(enp.single) == np.float32 and np.dtype(enp.csingle) == np.complex64

@@ -65,10 +65,17 @@ float16, float32, float64 = (_ScalarType(t) for t in (np.float16, np.float32, np
 bfloat16 = _ScalarType(_bfloat16)
 complex64, complex128 = _ScalarType(np.complex64), _ScalarType(np.complex128)
 complex_ = complex128
+# NumPy's other names for them (64-bit ones narrow to 32 bits unless x64 is enabled; `bool`
+# is bound in __init__, where no code of the package reads the builtin)
+single, double, float_ = float32, float64, float64
+csingle, cdouble = complex64, complex128
+int_, uint = int64, uint64
 # The abstract kinds, for issubdtype (bfloat16 counts as floating, as in JAX).
 generic, number, inexact, floating = np.generic, np.number, np.inexact, np.floating
 complexfloating = np.complexfloating
 integer, signedinteger, unsignedinteger = np.integer, np.signedinteger, np.unsignedinteger
+character, flexible, object_ = np.character, np.flexible, np.object_
+ComplexWarning = np.exceptions.ComplexWarning
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
 result_type = _dt.result_type
 promote_types = _dt.promote_types
