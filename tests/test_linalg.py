@@ -400,3 +400,30 @@ def test_the_array_api_linalg_extension_matches_jax(jax):
     for a, b in zip(ember.jit(lambda: cases(jnp))(), cases(jjnp), strict=True):
         assert np.shape(a) == np.shape(b)
         _close(a, b, 1e-5)
+
+
+_C = np.array([1.0, 2.0, 3.0], np.float32)
+_R = np.array([1.0, 5.0, 6.0, 7.0], np.float32)
+_A = np.array([2.0, 3.0, 4.0, -1.0], np.float32)
+STRUCTURED = [
+    ("block_diag", (np.eye(2, dtype=np.float32), np.ones((1, 3), np.float32), np.float32(5))),
+    ("circulant", (_C,)), ("toeplitz", (_C, _R)), ("toeplitz", (_C,)), ("hankel", (_C, _R)),
+    ("hankel", (_C,)), ("companion", (_A,)), ("leslie", (_A, _C)), ("fiedler", (_A,)),
+    ("hilbert", (4,)), ("pascal", (5,)), ("pascal", (5, "lower")), ("pascal", (5, "upper")),
+    ("invpascal", (5,)), ("invpascal", (4, "lower")), ("invpascal", (4, "upper")),
+    ("helmert", (5,)), ("helmert", (5, True)), ("hadamard", (8,)), ("dft", (4,)),
+    ("dft", (4, "sqrtn")), ("dft", (3, "n")),
+]
+
+
+@pytest.mark.parametrize("name,args", STRUCTURED,
+                         ids=[f"{n}-{k}" for k, (n, _) in enumerate(STRUCTURED)])
+def test_structured_matrices_match_jax(name, args):
+    """scipy.linalg's structured matrices: those of entries gathered from them (and under
+    jit), those of a size built on the host."""
+    import jax.scipy.linalg as jsl
+
+    want = getattr(jsl, name)(*args)
+    assert_close(getattr(elinalg, name)(*args), want)
+    if not isinstance(args[0], int):
+        assert_close(ember.jit(getattr(elinalg, name))(*args), want)

@@ -8,7 +8,25 @@ from ember import numpy as enp
 from ember.numpy import linalg as _linalg
 from ember.numpy.linalg import det, inv, solve, solve_triangular
 
-__all__ = ["cholesky", "det", "inv", "solve", "solve_triangular"]
+from ._structured import (
+    block_diag,
+    circulant,
+    companion,
+    dft,
+    fiedler,
+    hadamard,
+    hankel,
+    helmert,
+    hilbert,
+    invpascal,
+    leslie,
+    pascal,
+    toeplitz,
+)
+
+__all__ = ["block_diag", "cholesky", "circulant", "companion", "det", "dft", "fiedler",
+           "hadamard", "hankel", "helmert", "hilbert", "inv", "invpascal", "leslie", "pascal",
+           "solve", "solve_triangular", "toeplitz"]
 
 
 def cholesky(a: Any, lower: bool = False) -> Any:
