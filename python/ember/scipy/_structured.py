@@ -14,10 +14,9 @@ from ember._src import dtypes as _dt
 
 
 def _vector(name: str, v: Any) -> Any:
-    v = enp.asarray(v)
-    if v.ndim != 1:
-        raise ValueError(f"{name} requires a 1-D array, got shape {v.shape}")
-    return v
+    """v as vectors along its last axis (a batch of them where it has more; a scalar is a
+    vector of one)."""
+    return enp.atleast_1d(v)
 
 
 def _floats(host: np.ndarray) -> Any:
@@ -43,7 +42,7 @@ def block_diag(*arrs: Any) -> Any:
 
 def circulant(c: Any) -> Any:
     """C[i, j] = c[(i - j) mod n]: c is the first column."""
-    c = enp.asarray(c)
+    c = _vector("circulant", c)
     n = c.shape[-1]
     index = (np.arange(n)[:, None] - np.arange(n)[None, :]) % n
     return enp.take(c, enp.asarray(index.astype(np.int32)), axis=-1)
@@ -54,9 +53,13 @@ def toeplitz(c: Any, r: Any = None) -> Any:
     conjugate; r[0] is ignored)."""
     c = _vector("toeplitz", c)
     r = enp.conj(c) if r is None else _vector("toeplitz", r)
-    values = enp.concatenate([enp.flip(r[1:]), c]).astype(enp.result_type(c, r))
-    index = r.shape[0] - 1 + np.arange(c.shape[0])[:, None] - np.arange(r.shape[0])[None, :]
-    return enp.take(values, enp.asarray(index.astype(np.int32)))
+    dtype = enp.result_type(c, r)
+    r, c = enp.broadcast_arrays(r[..., None, :], c[..., :, None])  # batch dims alike
+    r, c = r[..., 0, :], c[..., 0]
+    values = enp.concatenate([enp.flip(r[..., 1:], -1), c], axis=-1).astype(dtype)
+    n, m = c.shape[-1], r.shape[-1]
+    index = m - 1 + np.arange(n)[:, None] - np.arange(m)[None, :]
+    return enp.take(values, enp.asarray(index.astype(np.int32)), axis=-1)
 
 
 def hankel(c: Any, r: Any = None) -> Any:
@@ -64,22 +67,25 @@ def hankel(c: Any, r: Any = None) -> Any:
     ignored)."""
     c = _vector("hankel", c)
     r = enp.zeros_like(c) if r is None else _vector("hankel", r)
-    values = enp.concatenate([c, r[1:]]).astype(enp.result_type(c, r))
-    index = np.arange(c.shape[0])[:, None] + np.arange(r.shape[0])[None, :]
-    return enp.take(values, enp.asarray(index.astype(np.int32)))
+    dtype = enp.result_type(c, r)
+    r, c = enp.broadcast_arrays(r[..., None, :], c[..., :, None])  # batch dims alike
+    r, c = r[..., 0, :], c[..., 0]
+    values = enp.concatenate([c, r[..., 1:]], axis=-1).astype(dtype)
+    index = np.arange(c.shape[-1])[:, None] + np.arange(r.shape[-1])[None, :]
+    return enp.take(values, enp.asarray(index.astype(np.int32)), axis=-1)
 
 
 def companion(a: Any) -> Any:
     """The companion matrix of the polynomial a (highest power first): -a[1:] / a[0] in its
     first row, ones below the diagonal."""
     a = _vector("companion", a)
-    if a.shape[0] < 2:
-        raise ValueError(f"companion requires at least two coefficients, got {a.shape[0]}")
-    n = a.shape[0] - 1
+    if a.shape[-1] < 2:
+        raise ValueError(f"companion requires at least two coefficients, got {a.shape[-1]}")
+    n = a.shape[-1] - 1
     a = a.astype(_dt.default_float()) if a.dtype.kind not in "fc" else a
-    first = -a[1:] / a[0]
-    below = enp.eye(n - 1, n, dtype=a.dtype)
-    return enp.concatenate([first[None, :], below], axis=0)
+    first = -a[..., 1:] / a[..., :1]
+    below = enp.broadcast_to(enp.eye(n - 1, n, dtype=a.dtype), (*a.shape[:-1], n - 1, n))
+    return enp.concatenate([first[..., None, :], below], axis=-2)
 
 
 def leslie(f: Any, s: Any) -> Any:
@@ -97,7 +103,7 @@ def leslie(f: Any, s: Any) -> Any:
 def fiedler(a: Any) -> Any:
     """F[i, j] = |a[i] - a[j]|."""
     a = _vector("fiedler", a)
-    return enp.abs(a[:, None] - a[None, :])
+    return enp.abs(a[..., :, None] - a[..., None, :])
 
 
 def hilbert(n: int) -> Any:
