@@ -559,6 +559,36 @@ ROUTINES = [
     ("hamming", (7,), {}), ("hanning", (6,), {}), ("blackman", (5,), {}), ("bartlett", (5,), {}),
     ("geomspace", (1.0, 1000.0, 4), {}), ("geomspace", (-1.0, -100.0, 5, False), {}),
 ]
+_I1 = np.array([12, -18, 0, 7, 0, 35], np.int32)
+_I2 = np.array([8, 24, 5, 0, 0, -21], np.int32)
+_M4 = np.array([[1.0, np.nan, 3.0, 7.0], [np.nan] * 4, [2.0, -1.0, 0.5, 4.0]], np.float32)
+_K1 = np.array([1, 0, 1, 0, 2], np.int32)
+_K2 = np.array([5.0, 3.0, 1.0, 3.0, 0.0], np.float32)
+ROUTINES += [
+    ("gcd", (_I1, _I2), {}), ("lcm", (_I1, _I2), {}), ("nanmedian", (_M4,), {}),
+    ("nanmedian", (_M4,), {"axis": 1}), ("nanquantile", (_M4, 0.3), {"axis": 1}),
+    ("nanquantile", (_M4, np.array([0.1, 0.9])), {"axis": 0, "keepdims": True}),
+    ("nanpercentile", (_M4, 75), {}), ("gradient", (_X,), {}),
+    ("gradient", (_X, 0.5), {"axis": 1}), ("gradient", (_X[0],), {}),
+    ("lexsort", ((_K2, _K1),), {}), ("sort_complex", (np.array([3, 1, 2], np.float32),), {}),
+    ("choose", (np.array([0, 2, 1, 0], np.int32), [_X[0], _X[1], _X[2]]), {}),
+    ("choose", (np.array([[0, 3]], np.int32), [_X[0][:2], _X[1][:2]]), {"mode": "wrap"}),
+    ("choose", (np.array([0, 5, 1, -1], np.int32), _X[:, :4]), {"mode": "clip"}),
+    ("compress", (np.array([True, False, True]), _X), {"axis": 0}),
+    ("compress", (np.array([False, True, True, False, True]), _X), {}),
+    ("compress", (np.array([True, False, True]), _X), {"axis": 0, "size": 3, "fill_value": -7}),
+    ("extract", (_X > 2, _X), {}), ("delete", (_X, 1), {"axis": 1}),
+    ("delete", (_X, np.array([0, 2])), {}), ("delete", (_X, slice(0, 3, 2)), {"axis": 1}),
+    ("insert", (_X, 1, 9.0), {"axis": 1}),
+    ("insert", (_X, np.array([1, 1, 3]), np.array([7.0, 8.0, 9.0], np.float32)), {}),
+    ("insert", (_X, 2, np.array([5.0, 6.0, 7.0], np.float32)), {"axis": 1}),
+    ("insert", (_X, np.array([0, 2]), 0.0), {"axis": 0}),
+    ("setdiff1d", (_I1, _I2), {}), ("setxor1d", (_I1, _I2), {}), ("union1d", (_I1, _I2), {}),
+    ("intersect1d", (_I1, _I2), {}), ("union1d", (_I1, _I2), {"size": 12, "fill_value": -1}),
+    ("apply_along_axis", (lambda v: v * 2 + v.sum(), 1, _X), {}),
+    ("apply_along_axis", (lambda v: v[:2], 0, _X), {}),
+    ("apply_over_axes", (lambda a, ax: a.sum(axis=ax), _X, [0, 1]), {}),
+]
 
 
 @pytest.mark.parametrize("name,args,kwargs", ROUTINES,

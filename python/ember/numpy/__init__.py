@@ -8,32 +8,44 @@ contractions, and indexing (x[...] and x.at[...], reached through the array meth
 
 from __future__ import annotations
 
-from . import _base, contractions, creation, host, polynomial, reductions, routines, shapes, ufuncs
+from . import (
+    _base,
+    contractions,
+    creation,
+    host,
+    polynomial,
+    reductions,
+    routines,
+    routines2,
+    shapes,
+    ufuncs,
+)
 from ._base import *  # noqa: F403
 from ._base import __array_namespace_info__  # noqa: F401 - the array API's inspection
 from .contractions import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .host import *  # noqa: F403
 from .indexing import (
-               bincount,
-               interp,
-               searchsorted,
-               unique,
-               unique_all,
-               unique_counts,
-               unique_inverse,
-               unique_values,
+    bincount,
+    interp,
+    searchsorted,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
 )
 from .polynomial import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .routines import *  # noqa: F403
+from .routines2 import *  # noqa: F403
 from .shapes import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
 
 __array_api_version__ = "2024.12"
 
 __all__ = [n for m in (_base, creation, ufuncs, shapes, reductions, contractions, polynomial,
-                     routines, host)
+                     routines, routines2, host)
            for n in m.__all__] + [
     "bincount", "interp", "searchsorted", "unique", "unique_all", "unique_counts",
     "unique_inverse", "unique_values"]
