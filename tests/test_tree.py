@@ -45,3 +45,73 @@ def test_reduce_transpose_and_all_edge_cases_match_jax():
         assert got == want == {"x": [1, 4], "y": ([2, 5], [3, 6])}
     with pytest.raises(NotImplementedError, match="is_leaf_takes_path"):
         ember.tree.leaves_with_path([1], is_leaf=lambda p, x: False, is_leaf_takes_path=True)
+
+
+def test_keys_treedefs_and_registration_match_jax():
+    """tree_util's keys, one-level flattening, treedef helpers, broadcasting, associative
+    reduction, node classes (with and without keys), Partial and tree.static, against
+    jax.tree_util where JAX has the same."""
+    import dataclasses
+
+    from jax import tree_util as jt
+
+    from ember import tree_util as et
+
+    tree = {"a": [1, (2, 3)], "b": {"c": 4}}
+    assert et.all_leaves([1, 2, 3]) and not et.all_leaves([1, [2]])
+    assert et.flatten_one_level(tree)[0] == jt.flatten_one_level(tree)[0]  # aux differs
+    for t in (tree, [5, 6]):
+        assert [(str(k), c) for k, c in et.flatten_one_level_with_keys(t)[0]] == [
+            (str(k), c) for k, c in jt.flatten_one_level_with_keys(t)[0]]
+    with pytest.raises(ValueError, match="leaf"):
+        et.flatten_one_level(3)
+    assert et.is_tree_node(dict) and not et.is_tree_node(int)
+    assert et.tree_broadcast([1, 2], [(3, 4), {"x": 5}]) == jt.tree_broadcast(
+        [1, 2], [(3, 4), {"x": 5}])
+    assert et.tree_reduce_associative(lambda a, b: a + b, tree) == 10
+    assert et.tree_reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    spec = et.tree_structure(tree)
+    assert len(et.treedef_children(spec)) == 2 and et.treedef_is_leaf(et.tree_structure(1))
+    assert et.treedef_tuple([spec, spec]).num_leaves == 8
+
+    @et.register_pytree_node_class
+    class Point:
+        def __init__(self, x, y, tag):
+            self.x, self.y, self.tag = x, y, tag
+
+        def tree_flatten(self):
+            return (self.x, self.y), self.tag
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children, aux)
+
+    traced = ember.eval_shape(lambda p: p.x + p.y, Point(np.float32(1), np.float32(2), "t"))
+    assert traced.shape == () and traced.dtype == np.float32  # traced through its children
+
+    @et.register_pytree_with_keys_class
+    class Keyed:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def tree_flatten_with_keys(self):
+            return ((et.GetAttrKey("x"), self.x), (et.GetAttrKey("y"), self.y)), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    assert [(et.keystr(p), leaf) for p, leaf in et.tree_leaves_with_path(Keyed(1, 2))] == [
+        (".x", 1), (".y", 2)]
+    f = et.Partial(lambda a, b, c=0: a * b + c, np.float32(2), c=np.float32(1))
+    assert len(et.tree_leaves(f)) == 2
+    assert float(f(np.float32(3))) == 7.0
+    assert ember.eval_shape(lambda f, x: f(x), f, np.float32(3)).dtype == np.float32
+
+    @et.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: np.ndarray
+        op: str = ember.tree.static(default="add")
+
+    assert len(et.tree_leaves(Op(np.ones(2)))) == 1

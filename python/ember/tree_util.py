@@ -130,5 +130,178 @@ def register_static(cls: type) -> type:
 
 
 def keystr(path: Sequence[Any]) -> str:
-    """`xs[0]['w']`-style text for an optree path (the first entry names the argument)."""
-    return "".join(f"[{p!r}]" for p in path)
+    """`xs[0]['w']`-style text for a path: optree's entries in brackets, JAX-style keys
+    (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey) as they print."""
+    keys = (SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey)
+    return "".join(str(p) if isinstance(p, keys) else f"[{p!r}]" for p in path)
+
+
+# ---------------------------------------------------------------- keys, treedefs, registration
+
+PyTreeDef = optree.PyTreeSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """A path entry: the index into a list or tuple."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """A path entry: the key into a dict."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """A path entry: the attribute of an object (a namedtuple's field, a dataclass's)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """A path entry: the position among a node's children, where the node names none."""
+
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+KeyEntry = Any  # one of the four above (or a registered node's own)
+KeyPath = tuple  # of KeyEntry
+
+
+def _key(entry: Any, kind: Any) -> Any:
+    """The JAX-style key for one of optree's path entries."""
+    if kind == optree.PyTreeKind.DICT or kind == optree.PyTreeKind.ORDEREDDICT or (
+            kind == optree.PyTreeKind.DEFAULTDICT):
+        return DictKey(entry)
+    if kind in (optree.PyTreeKind.TUPLE, optree.PyTreeKind.LIST, optree.PyTreeKind.DEQUE):
+        return SequenceKey(entry)
+    if isinstance(entry, str):
+        return GetAttrKey(entry)
+    return FlattenedIndexKey(entry) if isinstance(entry, int) else entry
+
+
+def all_leaves(iterable: Any, is_leaf: Callable | None = None) -> bool:
+    """Whether every element of `iterable` is a leaf."""
+    return optree.all_leaves(iterable, is_leaf=is_leaf, namespace=NAMESPACE)
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether values of `typ` are pytree nodes (registered, or built in); False for what is
+    not a type, as JAX's."""
+    if not isinstance(typ, type):
+        return False
+    return optree.register_pytree_node.get(typ, namespace=NAMESPACE) is not None
+
+
+def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
+    """The node's children and its aux data; ValueError for a leaf."""
+    one = _one_level(tree)
+    return tuple(one.children), one.metadata
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[Any, Any]], Any]:
+    """The node's (key, child) pairs and its aux data; ValueError for a leaf."""
+    one = _one_level(tree)
+    kind = tree_structure(tree).kind
+    return [(_key(e, kind), c) for e, c in zip(one.entries, one.children, strict=True)], \
+        one.metadata
+
+
+def _one_level(tree: Any):
+    if optree.treespec_is_leaf(tree_structure(tree)):
+        raise ValueError(f"flatten_one_level requires a pytree node, got a leaf of type "
+                         f"{type(tree).__name__}")
+    return optree.tree_flatten_one_level(tree, namespace=NAMESPACE)
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return optree.treespec_children(treedef)
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return optree.treespec_is_leaf(treedef)
+
+
+def treedef_tuple(treedefs: Any) -> PyTreeDef:
+    """The treedef of a tuple of trees of these treedefs."""
+    return optree.treespec_tuple(list(treedefs), namespace=NAMESPACE)
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None) -> Any:
+    """prefix_tree's leaves repeated over the subtrees of full_tree they head."""
+    return optree.tree_broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf,
+                                        namespace=NAMESPACE)
+
+
+def tree_reduce_associative(operation: Callable, tree: Any, *, identity: Any = _NO_INITIALIZER,
+                            is_leaf: Callable | None = None) -> Any:
+    """The leaves combined by an associative `operation` in a balanced tree of calls (depth
+    log n); `identity` for a tree without leaves."""
+    leaves = tree_leaves(tree, is_leaf=is_leaf)
+    if not leaves:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("tree_reduce_associative of a tree without leaves requires "
+                            "identity=")
+        return identity
+    while len(leaves) > 1:
+        leaves = [operation(leaves[k], leaves[k + 1]) if k + 1 < len(leaves) else leaves[k]
+                  for k in range(0, len(leaves), 2)]
+    return leaves[0]
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """A class decorator: `cls.tree_flatten(self) -> (children, aux)` and the classmethod
+    `cls.tree_unflatten(aux, children)` make it a pytree node."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys(nodetype: type, flatten_with_keys: Callable,
+                              unflatten_func: Callable, flatten_func: Callable | None = None
+                              ) -> None:
+    """Register a node whose children have keys: flatten_with_keys(x) -> ([(key, child),
+    ...], aux); the keys are its paths' entries."""
+    def flatten(x):
+        pairs, aux = flatten_with_keys(x)
+        pairs = list(pairs)
+        return [c for _, c in pairs], aux, [k for k, _ in pairs]
+
+    optree.register_pytree_node(nodetype, flatten, unflatten_func, namespace=NAMESPACE)
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """A class decorator: `tree_flatten_with_keys` and `tree_unflatten` as methods."""
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten)
+    return cls
+
+
+class Partial(functools.partial):
+    """functools.partial as a pytree: its arguments are the children (traced), the function
+    is static. Passing one to a jitted function passes its arrays as arguments."""
+
+    def __new__(klass, func: Callable, *args: Any, **kw: Any):
+        if isinstance(func, functools.partial):  # flattened like functools.partial does
+            return super().__new__(klass, func.func, *func.args, *args, **{**func.keywords,
+                                                                            **kw})
+        return super().__new__(klass, func, *args, **kw)
+
+
+register_pytree_node(Partial, lambda p: ((p.args, p.keywords), p.func),
+                     lambda func, children: Partial(func, *children[0], **children[1]))
