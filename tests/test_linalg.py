@@ -427,3 +427,35 @@ def test_structured_matrices_match_jax(name, args):
     assert_close(getattr(elinalg, name)(*args), want)
     if not isinstance(args[0], int):
         assert_close(ember.jit(getattr(elinalg, name))(*args), want)
+
+
+@pytest.mark.parametrize("name", ["convolve", "correlate", "fftconvolve", "convolve2d",
+                                  "correlate2d"])
+def test_signal_convolutions_match_jax(name):
+    """scipy.signal's convolutions in their three modes, odd and even kernels, 1-D and 2-D,
+    a kernel larger than the input ('valid' swaps them, as SciPy's)."""
+    import jax.scipy.signal as jss
+
+    import ember.scipy.signal as ess
+
+    rng = np.random.default_rng(0)
+    a1, k1, k1o = (rng.standard_normal(n).astype(np.float32) for n in (9, 4, 3))
+    a2, k2, k2o = (rng.standard_normal(s).astype(np.float32) for s in ((6, 7), (3, 2), (3, 3)))
+    pairs = [(a2, k2), (a2, k2o)] if name.endswith("2d") else [
+        (a1, k1), (a1, k1o), (a2, k2), (k1, a1)]
+    for mode in ("full", "same", "valid"):
+        for a, k in pairs:
+            want = getattr(jss, name)(a, k, mode=mode)
+            assert_close(getattr(ess, name)(a, k, mode=mode), want, rtol=1e-4, atol=1e-5)
+
+
+def test_detrend_matches_jax():
+    import jax.scipy.signal as jss
+
+    import ember.scipy.signal as ess
+
+    data = np.random.default_rng(1).standard_normal((6, 7)).astype(np.float32)
+    for kind in ("linear", "constant"):
+        for axis in (0, -1):
+            assert_close(ess.detrend(data, axis=axis, type=kind),
+                         jss.detrend(data, axis=axis, type=kind), rtol=1e-4, atol=1e-5)

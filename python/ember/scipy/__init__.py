@@ -1,5 +1,5 @@
 """`ember.scipy`: the parts of `jax.scipy` that ember has."""
 
-from . import linalg, special, stats
+from . import linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]
