@@ -160,6 +160,10 @@ def decide(arg: mlir.Value, results: list[mlir.Value], taken: set[int],
         if k not in candidates:
             raise Unsafe(f"it flows into result {k}, which is not a free result of its type")
     else:  # not read on the way to a result: any result of its type may use the buffer
+        writer = written_in_place(arg)
+        if writer is not None:  # unless a write into it (through a view) holds a value there
+            raise Unsafe(f"written in place by {_describe(writer)} through a view: its "
+                         f"buffer holds that value, which no result takes over")
         k = next((c for c in candidates if all(_writes_after(op, results[c])
                                                for op, _ in others)), candidates[0])
     late = [(op, why) for op, why in others if not _writes_after(op, results[k])]

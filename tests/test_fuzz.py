@@ -14,6 +14,14 @@ import fuzz
 
 # (source as the fuzzer printed it, inputs, donated?): each failed on the commit that fixed it.
 FOUND = [
+    # a donated argument written in place through a view (the scatter's flattening reshape)
+    # was also given to the loop's result: the loop wrote over the returned update
+    ("""def program(B, x0, i1, x2):
+    np_, lax = B.np, B.lax
+    v2 = x0.at[i1].max(np_.ones((1, 6), np_.float32))
+    v4 = B.unrolled(17, lambda c, d: (d, (c + d) * 0.5 + x2 * 0.25), v2, v2 * 0.5)
+    return (v4, v2,)""", {"x0": ((6, 6), "float32"), "i1": ((1,), "int32"), "x2": ((), "float32")},
+     True),
     # ember-bufferize ordered the write after a reader defined later ("does not dominate")
     ("""def program(B, x0, x1):
     np_, lax = B.np, B.lax
