@@ -6,7 +6,9 @@ IREE writes result k into an argument's buffer when the argument carries
 after (or while) the result is written, answers are silently wrong. This pass ties an
 argument only when every read of it happens in the same-index elementwise step that computes
 the one result it reaches; otherwise the result gets a buffer of its own (still correct) and
-the reason is recorded. Decisions are attributes on the argument, so `ember-opt` shows them:
+the reason is recorded. An argument written in place through a view (a reshaped update) is
+tied to no result that does not reach it that way: the write's value holds its buffer.
+Decisions are attributes on the argument, so `ember-opt` shows them:
 
     {ember.donated, ember.aliased_result = 0 : i64}
     {ember.donated, ember.not_aliased = "read by ember.dot_general (a contraction)"}
