@@ -71,6 +71,25 @@ def _staging_copy(hal: rt.HalDevice, source: rt.HalBuffer) -> rt.HalBuffer:
     return staging
 
 
+class _Owner:
+    """What a host view's memory belongs to (the buffer view, the buffer, its mapping), as
+    the view's base: IREE's mapped array holds none of them, and a view outliving its Array
+    (the temporary in `np.asarray(put(a)).ravel()`) read memory the allocator had given to
+    the next array. An object that is not an ndarray, so NumPy keeps it as every derived
+    view's base (it collapses chains of ndarrays)."""
+
+    __slots__ = ("__array_interface__", "_keep")
+
+    def __init__(self, view: np.ndarray, owners: tuple):
+        self.__array_interface__ = view.__array_interface__
+        self._keep = (view, owners)
+
+
+def _kept(view: np.ndarray, owners: tuple) -> np.ndarray:
+    """An ndarray over `view`'s memory whose base keeps `owners` alive."""
+    return np.asarray(_Owner(view, owners))
+
+
 class Array:
     """A device-resident array, and a future: `shape`/`dtype` never wait; reading values
     does. `_fence` is the work that produces it (None once known complete)."""
@@ -205,7 +224,9 @@ class Array:
         mapped = buffer.memory_type() & _HOST_VISIBLE
         if not mapped:  # GPU memory: copy through staging
             buffer = _staging_copy(self.device.hal, buffer)
-        view = buffer.map().asarray(list(self.shape), self.dtype)  # keeps the buffer alive
+        mapping = buffer.map()
+        view = _kept(mapping.asarray(list(self.shape), self.dtype), (self._buffer, buffer,
+                                                                     mapping))
         view.flags.writeable = False  # arrays are immutable
         if mapped:
             self._view = weakref.ref(view)

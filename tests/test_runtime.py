@@ -451,3 +451,20 @@ def test_calls_never_waited_on_free_their_results(mode):
     # The CPU devices (two: worker threads and inline) keep up to 32 freed buffers each for
     # reuse (runtime/device.py); before the in-order queue every result stayed (~4 GB).
     assert int(grown) < 2 * 32 * 4 << 20, f"grew by {int(grown) >> 20} MiB"
+
+
+@pytest.mark.parametrize("shape,dtype", [((3, 4), np.float32), ((7,), np.int32),
+                                         ((2, 3, 5), np.float64), ((), np.float32)])
+def test_a_host_view_keeps_its_memory_after_its_array_is_gone(shape, dtype):
+    """`np.asarray(a)` is a view of the device buffer; a view outliving its Array (the
+    temporary in `np.asarray(ember.device_put(x)).ravel()`) read memory the allocator had
+    given to the next array of that size (found by the value sweep: intersect1d of two
+    different matrices returned one of them)."""
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(shape).astype(dtype) for _ in range(4)]
+    views = [np.asarray(ember.device_put(v)).ravel() for v in values]  # arrays die at once
+    others = [ember.device_put(v * 2 + 1) for v in values]  # reuse what was freed
+    for view, v in zip(views, values, strict=True):  # float64 is float32 without x64
+        np.testing.assert_array_equal(view, v.ravel().astype(view.dtype))
+    assert all(not view.flags.writeable for view in views)
+    del others
