@@ -86,8 +86,10 @@ class _Owner:
 
 
 def _kept(view: np.ndarray, owners: tuple) -> np.ndarray:
-    """An ndarray over `view`'s memory whose base keeps `owners` alive."""
-    return np.asarray(_Owner(view, owners))
+    """An ndarray over `view`'s memory whose base keeps `owners` alive (the array interface
+    spells ml_dtypes' types, bfloat16, as raw bytes: viewed back as `view`'s dtype)."""
+    out = np.asarray(_Owner(view, owners))
+    return out if out.dtype == view.dtype else out.view(view.dtype)
 
 
 class Array:

@@ -31,7 +31,8 @@ def test_functions_give_jax_values_or_a_listed_reason(namespace):
     found = {f.key: f.what for f in findings}
     unlisted = {k: w for k, w in found.items() if k not in listed}
     assert not unlisted, f"values differ from JAX's (fix, or list with a reason): {unlisted}"
-    gone = sorted(set(listed) - set(found))
+    # "Varies" marks a difference seen in some processes only (under investigation)
+    gone = sorted(k for k in set(listed) - set(found) if not listed[k].startswith("Varies"))
     assert not gone, f"listed differences no longer found (remove them): {gone}"
 
 
