@@ -58,13 +58,29 @@ class IreeFences:
                 if src.name == "tensor.extract_slice" and _one_element(op.operands[0]):
                     fenced.append(op)
             elif op.name == "linalg.transpose":
-                if src.name == "linalg.generic" and len(src.results) > 1:
+                if _after_several_results(src):
                     fenced.append(op)
             return mlir.WalkResult.ADVANCE
 
         module.walk(visit)
         for op in fenced:
             _fence(op.operands[0], [(op, 0)], op)
+
+
+def _after_several_results(op: mlir.Operation, depth: int = 8) -> bool:
+    """Whether `op` is a linalg.generic with several results, or reads one through a chain
+    of linalg.generic ops (IREE propagates a transpose back through them: 3 unrolled steps of
+    `c - mean(c)`, then `.T`)."""
+    seen, work = set(), [(op, 0)]
+    while work:
+        node, d = work.pop()
+        if node is None or node in seen or node.name != "linalg.generic" or d > depth:
+            continue
+        seen.add(node)
+        if len(node.results) > 1:
+            return True
+        work.extend((producer(v), d + 1) for v in node.operands)
+    return False
 
 
 def _fence(value: mlir.Value, users: list[tuple[mlir.Operation, int]],

@@ -14,6 +14,13 @@ import fuzz
 
 # (source as the fuzzer printed it, inputs, donated?): each failed on the commit that fixed it.
 FOUND = [
+    # a transpose of an elementwise generic reading one of several results (IREE's transpose
+    # propagation made a generic yielding more values than it has outputs)
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v2 = B.unrolled(3, lambda c: c - np_.mean(c) * 0.5, x0)
+    v3 = np_.transpose(v2, (1, 0))
+    return (v3,)""", {"x0": ((4, 2), "float32")}, False),
     # a donated argument written in place through a view (the scatter's flattening reshape)
     # was also given to the loop's result: the loop wrote over the returned update
     ("""def program(B, x0, i1, x2):
