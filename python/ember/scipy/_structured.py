@@ -48,14 +48,19 @@ def circulant(c: Any) -> Any:
     return enp.take(c, enp.asarray(index.astype(np.int32)), axis=-1)
 
 
+def _paired(c: Any, r: Any) -> tuple[Any, Any, Any]:
+    """c and r with their batch dims broadcast alike, and the dtype they combine to."""
+    dtype = enp.result_type(c, r)
+    r, c = enp.broadcast_arrays(r[..., None, :], c[..., :, None])
+    return c[..., 0], r[..., 0, :], dtype
+
+
 def toeplitz(c: Any, r: Any = None) -> Any:
     """T[i, j] = c[i - j] on and below the diagonal, r[j - i] above it (r defaults to c's
     conjugate; r[0] is ignored)."""
     c = _vector("toeplitz", c)
     r = enp.conj(c) if r is None else _vector("toeplitz", r)
-    dtype = enp.result_type(c, r)
-    r, c = enp.broadcast_arrays(r[..., None, :], c[..., :, None])  # batch dims alike
-    r, c = r[..., 0, :], c[..., 0]
+    c, r, dtype = _paired(c, r)
     values = enp.concatenate([enp.flip(r[..., 1:], -1), c], axis=-1).astype(dtype)
     n, m = c.shape[-1], r.shape[-1]
     index = m - 1 + np.arange(n)[:, None] - np.arange(m)[None, :]
@@ -67,9 +72,7 @@ def hankel(c: Any, r: Any = None) -> Any:
     ignored)."""
     c = _vector("hankel", c)
     r = enp.zeros_like(c) if r is None else _vector("hankel", r)
-    dtype = enp.result_type(c, r)
-    r, c = enp.broadcast_arrays(r[..., None, :], c[..., :, None])  # batch dims alike
-    r, c = r[..., 0, :], c[..., 0]
+    c, r, dtype = _paired(c, r)
     values = enp.concatenate([c, r[..., 1:]], axis=-1).astype(dtype)
     index = np.arange(c.shape[-1])[:, None] + np.arange(r.shape[-1])[None, :]
     return enp.take(values, enp.asarray(index.astype(np.int32)), axis=-1)
