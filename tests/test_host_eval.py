@@ -71,7 +71,7 @@ def test_values_compiled_code_flushes_run_the_kernel():
     assert got.tolist() == [0.0, 0.0, 2.0, 0.0]  # NumPy's would keep 2e-40, -2e-40, 6e-39
 
 
-def test_eager_calls_of_exact_ops_compile_nothing_and_match_jit():
+def test_eager_calls_of_exact_ops_compile_nothing_and_match_jit(no_disk_cache):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((16, 8)).astype(np.float32)
     a[0, :3] = [np.nan, -0.0, np.inf]
@@ -84,6 +84,8 @@ def test_eager_calls_of_exact_ops_compile_nothing_and_match_jit():
         "integer sum": lambda x, i: enp.sum(i, axis=0), "max": lambda x, i: enp.max(x),
         "clip": lambda x, i: enp.clip(x, -0.5, 0.5), "astype": lambda x, i: i.astype(
             np.float32), "transpose": lambda x, i: x.T[1:3],
+        # ops of no operands (iota) on the default device
+        "tri": lambda x, i: enp.tri(3, 5, 1), "eye": lambda x, i: enp.eye(4, dtype=int),
     }
     ea, eb = enp.asarray(a), enp.asarray(b)
     with ember.count_events("eager_compile") as compiles:

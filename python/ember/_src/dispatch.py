@@ -63,7 +63,7 @@ def device_name(device: Device) -> str:
     return default if platform_of(default) == device.platform else device.platform
 
 
-def _on_host(op: OpDef, arrays: list[Array], params: dict) -> Array | None:
+def _on_host(op: OpDef, arrays: list[Array], params: dict, device: Device) -> Array | None:
     """`op` by its NumPy reference, where that gives the kernel's bits on small host arrays
     (host_eval): no compile on first use, ~2 us a call instead of a dispatch."""
     avals = [a.aval for a in arrays]
@@ -71,18 +71,19 @@ def _on_host(op: OpDef, arrays: list[Array], params: dict) -> Array | None:
     if not isinstance(aval, ShapedArray) or not exact(op, avals, aval) or \
             not host_eval.small([aval]):
         return None
-    return host_eval.call(op, arrays, params, aval)
+    return host_eval.call(op, arrays, params, aval, device)
 
 
 def _eager(op: OpDef, arrays: list[Array], params: dict) -> Array:
-    if host_eval.on_host(arrays):
-        out = _on_host(op, arrays, params)
+    # An op of no operands (iota, a constant) is on the host when the default device is.
+    device = arrays[0].device if arrays else default_device()
+    if host_eval.on_host(arrays) or (not arrays and device.platform == "cpu"):
+        out = _on_host(op, arrays, params, device)
         if out is not None:
             return out
         if op in host_eval.ROW_REDUCTIONS:
             rows = host_eval.as_rows(arrays[0]._to_numpy(), params["axes"])
             if rows is not None:
-                device = arrays[0].device
                 out = row_reduction(op, rows, params, device)
                 return put(out, ShapedArray(out.shape, out.dtype), device)
     return _kernel(op, arrays, params)

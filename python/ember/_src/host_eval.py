@@ -107,8 +107,8 @@ def run(row: OpDef, values: Sequence[np.ndarray], params: dict,
     return None if arithmetic and _flushable(out) else out
 
 
-def call(row: OpDef, arrays: Sequence[Array], params: dict,
-         result: ShapedArray) -> Array | None:
+def call(row: OpDef, arrays: Sequence[Array], params: dict, result: ShapedArray,
+         device: Device) -> Array | None:
     """`run` on Arrays (`on_host`), to an Array; each Array's values are looked at once."""
     arithmetic = not row.has(Trait.DATA_MOVEMENT)
     values = _values(arrays) if arithmetic else [a._to_numpy() for a in arrays]
@@ -118,7 +118,7 @@ def call(row: OpDef, arrays: Sequence[Array], params: dict,
         out = _reference(_unwrapped(row), values, params, result)
     if arithmetic and _flushable(out):
         return None
-    return _put(out, result, arrays[0].device,
+    return _put(out, result, device,
                 arithmetic or all(getattr(a, "_no_tiny", False) for a in arrays))
 
 
