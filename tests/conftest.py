@@ -20,6 +20,10 @@ _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                      HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=20, derandomize=True, **_COMMON)
 settings.register_profile("deep", max_examples=200, **_COMMON)
+# "brief": .ci/run's second pass of the runtime tier, on code generated for an older CPU
+# (EMBER_CPU=haswell). It checks that CPU's code for every test's programs; the random
+# shapes and values are the first pass's job, so it draws a quarter of the examples.
+settings.register_profile("brief", max_examples=5, derandomize=True, **_COMMON)
 PROFILE = os.environ.get("EMBER_HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
@@ -52,7 +56,7 @@ def _unit_compiles_nothing(request, monkeypatch):
 def few_examples(n: int = 4) -> settings:
     """For suites of many tests where nearly every example is a fresh compile (one per
     function, shape and dtype): `n` examples in CI, ten times as many in the deep profile."""
-    return settings(max_examples=n if PROFILE == "ci" else 10 * n)
+    return settings(max_examples={"ci": n, "brief": max(1, n // 4)}.get(PROFILE, 10 * n))
 
 
 @pytest.fixture

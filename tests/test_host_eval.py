@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ember
 import ember.numpy as enp
-from ember._src import dispatch, host_eval
+from ember._src import eager, host_eval
 from ember.dialect import exact as exact_rows
 from ember.dialect.types import ShapedArray
 
@@ -111,7 +111,7 @@ def test_products_feeding_adds_are_compiled_as_the_kernel_fuses_them():
     def hosted(fn, *args):
         traced = ember.jit(fn).trace(*args)
         kernel = traced.lower().compile
-        return host_eval.program(traced, kernel, dispatch.row_reduction) is not None
+        return host_eval.program(traced, kernel, eager.row_reduction) is not None
 
     x, y = (np.random.default_rng(1).standard_normal((2, 200)).astype(np.float32))
     assert not hosted(lambda a, b: a * b + a, x, y)

@@ -15,7 +15,7 @@ from ember import config
 from ember.compiler import iree_driver, pipeline
 from ember.compiler.disk_cache import DiskCache
 from ember.dialect.types import ShapedArray
-from ember.runtime import platform_of
+from ember.runtime import Device, platform_of
 from ember.runtime.executable import unloadable
 
 from . import events
@@ -63,6 +63,13 @@ class Placement:
     def compile_target(self) -> iree_driver.Target:
         tgt = iree_driver.target(self.target)
         return tgt if self.tiled else iree_driver.untiled(tgt)
+
+
+def device_name(device: Device) -> str:
+    """The device name eager work on `device` compiles for: `ember_default_device` when it
+    names this platform (it may pick an architecture: cuda:sm_90), else the platform."""
+    default = config.read("ember_default_device")
+    return default if platform_of(default) == device.platform else device.platform
 
 
 def place(device: str, parallel: bool = False, matrices: bool = True) -> Placement:

@@ -156,11 +156,21 @@ def _put(value: np.ndarray, aval: ShapedArray, device: Device, checked: bool) ->
     return out
 
 
-def on_host(arrays: Sequence[Array]) -> bool:
-    """Whether eager ops on `arrays` may run on the host: small CPU arrays whose values are
-    ready (one still being computed keeps the work queued: it runs the kernel)."""
-    return bool(arrays) and all(a.device.platform == "cpu" and a._fence is None
-               and a.size < PARALLEL_MIN_ELEMENTS for a in arrays)
+def on_host(arrays: Sequence[Array], device: Device) -> bool:
+    """Whether eager ops on `arrays`, on `device`, may run on the host: small CPU arrays
+    whose values are ready (one still being computed keeps the work queued: it runs the
+    kernel), or none at all on the CPU (an iota)."""
+    return device.platform == "cpu" and all(
+        a.device.platform == "cpu" and a._fence is None and a.size < PARALLEL_MIN_ELEMENTS
+        for a in arrays)
+
+
+def device_of(arrays: Sequence[Array]) -> Device:
+    """The device eager work on `arrays` runs on: the first's, else the default one."""
+    if arrays:
+        return arrays[0].device
+    from .dtypes import default_device
+    return default_device()
 
 
 class _Step:
@@ -175,7 +185,7 @@ class _Step:
         self.checked = not (on_host and row.has(Trait.DATA_MOVEMENT))
 
 
-# A row reduction by its shared kernel (dispatch.row_reduction)
+# A row reduction by its shared kernel (eager.row_reduction)
 Eager = Callable[[OpDef, tuple[np.ndarray, tuple], dict, Device], np.ndarray]
 
 
@@ -223,8 +233,9 @@ class HostProgram:
         return outs[0] if self._single_out else optree.tree_unflatten(self._out_tree, outs)
 
     def call_arrays(self, arrays: Sequence[Array]) -> Any:
-        if on_host(arrays):
-            out = self._evaluate(arrays, arrays[0].device)
+        device = device_of(arrays)
+        if on_host(arrays, device):
+            out = self._evaluate(arrays, device)
             if out is not None:
                 return out
         return self._fallback().call_arrays(arrays)
@@ -234,8 +245,8 @@ class HostProgram:
         NumPy arrays) go straight to the host program, to the device only for the kernel."""
         avals = self.cache_key.in_avals
         arrays = [x for x in leaves if type(x) is Array]
-        device = arrays[0].device if arrays else _default_device()
-        if device.platform == "cpu" and (not arrays or on_host(arrays)):
+        device = device_of(arrays)
+        if on_host(arrays, device):
             out = self._evaluate([x if type(x) is Array else
                                   np.asarray(x, aval.dtype).reshape(aval.shape)
                                   for x, aval in zip(leaves, avals, strict=True)], device)
@@ -244,11 +255,6 @@ class HostProgram:
         return self._fallback().call_arrays(
             [x if type(x) is Array else put(np.asarray(x), aval, device)
              for x, aval in zip(leaves, avals, strict=True)])
-
-
-def _default_device() -> Device:
-    from .dtypes import default_device
-    return default_device()
 
 
 def program(traced: Traced, kernel: Callable[[], Compiled],

@@ -18,7 +18,7 @@ from ember import config, errors, tree_util
 from ember.dialect.types import RefAval
 from ember.runtime import Array, platform_of
 
-from . import compilation, dispatch, events, host_eval, polymorphic
+from . import caches, compilation, eager, events, host_eval, polymorphic
 from .arguments import Arguments, fun_name, leaf_aval
 from .core import Trace, _local as _traces, defined_at
 from .ref import Ref, TracedRef
@@ -63,9 +63,9 @@ class JitFunction:
                 raise ValueError(f"jit of {fun_name(fun)}: device {e}") from None
         self.device = device
         self.dynamic_dims = _dynamic_dims(fun_name(fun), dynamic_dims)
-        self._cache = _cache_for(fun, (*self.arguments.key(), device,
-                                       tuple((k, tuple(v.items()))
-                                             for k, v in self.dynamic_dims.items())))
+        self._cache = caches.cache_for(fun, (*self.arguments.key(), device,
+                                             tuple((k, tuple(v.items()))
+                                                   for k, v in self.dynamic_dims.items())))
         # The latest call of one Array, matched by identity before any hashing: (the
         # settings' tuple, the argument's aval, the entry's bound call).
         self._latest: tuple[Any, Any, Any] = _NO_CALL
@@ -184,7 +184,7 @@ class JitFunction:
         if self.device is not None:
             device = self.device
         elif self._on_operands_device:
-            device = next((dispatch.device_name(x.device) for x in leaves if type(x) is Array),
+            device = next((compilation.device_name(x.device) for x in leaves if type(x) is Array),
                           device)
         if cpu and device == "cpu":  # ember_cpu names the CPU "cpu" compiles for
             device = f"cpu:{cpu}"
@@ -260,7 +260,7 @@ class EagerFunction(JitFunction):
 
         if host_eval.small(key.in_avals) and platform_of(key.device) == "cpu":
             # op by op, if every op is exact or a row reduction: few or no compiles
-            hosted = host_eval.program(trace(key), kernel, dispatch.row_reduction)
+            hosted = host_eval.program(trace(key), kernel, eager.row_reduction)
             if hosted is not None:
                 return hosted
         return kernel()
@@ -339,29 +339,12 @@ _in_key = config.in_key  # read on every cached call: one global lookup, not two
 _NO_CALL = (object(), object(), None)  # matches no call
 _JITTED: weakref.WeakSet[JitFunction] = weakref.WeakSet()
 
-# Compiled code is cached per function object (JAX's rule: a fresh lambda or partial misses).
-_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_STRONG_CACHES: dict[int, tuple[Any, dict]] = {}
-
-
-def _cache_for(fun: Callable, options: tuple) -> dict:
-    try:
-        per_fun = _CACHES.setdefault(fun, {})
-    except TypeError:  # not weak-referenceable: keep it alive with its cache
-        per_fun = _STRONG_CACHES.setdefault(id(fun), (fun, {}))[1]
-    return per_fun.setdefault(options, {})
-
-
 def clear_caches() -> None:
     """Drop every traced and compiled function (jitted functions keep their cache dicts, so
     these are emptied in place)."""
-    per_fun = [*_CACHES.values(), *(c for _, c in _STRONG_CACHES.values())]
-    for options in per_fun:
-        for cache in options.values():
-            cache.clear()
+    caches.clear()
     for jitted in list(_JITTED):
         jitted._latest = _NO_CALL
-    dispatch.clear_cache()
 
 
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:

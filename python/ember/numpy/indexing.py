@@ -190,7 +190,7 @@ def _eager_basic(x: Array, entries: list[Any]) -> Any:
         else:  # None or a slice (unhashable before Python 3.12)
             template.append(e if e is None else (e.start, e.stop, e.step))
         axis += e is not None
-    if on_host([x]):  # a small array in host memory: NumPy's basic indexing, copied
+    if on_host([x], x.device):  # a small array in host memory: NumPy's basic indexing, copied
         it = iter(ints)
         y = x._to_numpy()[tuple(int(next(it)) if e is int else e if e is None else slice(*e)
                                 for e in template)]
