@@ -117,6 +117,46 @@ def test_discrete_samplers_are_jaxs(seed):
     same(er.choice(k, 4, (30,), p=p), jr.choice(jk, 4, (30,), p=p))
 
 
+
+SCALE = np.array([0.5, 2.0, 3.0], np.float32)
+TRANSFORMS = {  # samplers made of one uniform, normal or exponential draw
+    "cauchy": lambda r, k: r.cauchy(k, (300,)),
+    "laplace": lambda r, k: r.laplace(k, (300,)),
+    "logistic": lambda r, k: r.logistic(k, (300,)),
+    "rayleigh": lambda r, k: r.rayleigh(k, SCALE, (100, 3)),
+    "rayleigh of the scale's shape": lambda r, k: r.rayleigh(k, SCALE),
+    "pareto": lambda r, k: r.pareto(k, SCALE + 1, (100, 3)),
+    "weibull_min": lambda r, k: r.weibull_min(k, SCALE, 1.7, (100, 3)),
+    "lognormal": lambda r, k: r.lognormal(k, SCALE, (100, 3)),
+    "cauchy float16": lambda r, k: r.cauchy(k, (50,), np.float16),
+    "rademacher": lambda r, k: r.rademacher(k, (300,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_transformed_samplers_are_jaxs(name):
+    sample = TRANSFORMS[name]
+    for seed in (0, 5):
+        # log(u) - log1p(-u) cancels near u = 1/2: an absolute bound there
+        assert_close(sample(er, er.PRNGKey(seed)), sample(jax.random, jax.random.PRNGKey(seed)),
+                     rtol=2e-6, atol=2e-6)
+
+
+def test_samplers_take_no_sharding_but_the_default():
+    k = er.PRNGKey(0)
+    same(er.uniform(k, (3,), out_sharding=None), er.uniform(k, (3,)))
+    with pytest.raises(NotImplementedError, match="normal got out_sharding='batch': Ember puts "
+                                                  "each array on one device"):
+        er.normal(k, (4,), out_sharding="batch")
+
+
+def test_sampler_parameters_must_broadcast_to_the_shape():
+    with pytest.raises(ValueError, match="rayleigh requires parameters that broadcast"):
+        er.rayleigh(er.PRNGKey(0), SCALE, (4,))
+    with pytest.raises(ValueError, match="weibull_min requires parameters that broadcast "
+                                         r"together, got shapes \[\(3,\), \(2,\)\]"):
+        er.weibull_min(er.PRNGKey(0), SCALE, [1.0, 2.0])
+
 def test_samplers_compose_under_jit_and_fuse():
     """Under jit the samplers inline; the threefry rounds are elementwise and fuse."""
     def f(k):

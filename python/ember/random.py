@@ -12,6 +12,8 @@ call compiles once and a call under jit inlines into the caller's trace.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -29,6 +31,24 @@ from ember.runtime import Array
 _U32 = np.dtype(np.uint32)
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
+
+
+def _one_device(fun: Any) -> Any:
+    """`fun` with JAX's keyword `out_sharding` (how the result is sharded over devices): Ember
+    puts arrays on one device (sharding is issue #63), so only None, the default, is taken."""
+    @functools.wraps(fun)
+    def sample(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError(
+                f"{fun.__name__} got out_sharding={out_sharding!r}: Ember puts each array on "
+                f"one device and shards nothing yet; leave out_sharding out (None)")
+        return fun(*args, **kwargs)
+
+    signature = inspect.signature(fun)
+    sample.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(),
+        inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return sample
 
 
 # ----------------------------------------------------------------------------- threefry
@@ -177,6 +197,7 @@ def _bits_of(k: Any, width: int, shape: tuple[int, ...]) -> Any:
     return _bits(k, width, shape)
 
 
+@_one_device
 def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Uniform random bits: unsigned integers of `dtype` (uint32 by default)."""
     dtype = _U32 if dtype is None else _dt.canonicalize(dtype)
@@ -206,6 +227,7 @@ def _uniform(k: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, maxva
     return jnp.maximum(minval, floats * (maxval - minval) + minval)
 
 
+@_one_device
 def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
             maxval: Any = 1.0) -> Any:
     """Uniform floats in [minval, maxval)."""
@@ -233,6 +255,7 @@ def _normal(k: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return dtype.type(np.sqrt(2)) * lax.erf_inv(u)
 
 
+@_one_device
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard normal floats (the inverse error function of uniform floats, as JAX)."""
     return _normal(_one_key("normal", key), _shape("normal", shape),
@@ -259,6 +282,7 @@ def _next_float(x: Any, direction: int) -> Any:
     return lax.bitcast_convert_type(jnp.where(x == 0, uint.type(zero), step), x.dtype)
 
 
+@_one_device
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None,
                      dtype: Any = None) -> Any:
     """Normal floats conditioned on lower < x < upper."""
@@ -298,6 +322,7 @@ def _clip_integer(x: Any, dtype: np.dtype) -> Any:
     return jnp.clip(x, x.dtype.type(lo), x.dtype.type(hi)).astype(dtype)
 
 
+@_one_device
 def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any,
             dtype: Any = None) -> Any:
     """Integers in [minval, maxval) (slightly biased when the span is not a power of two,
@@ -345,6 +370,7 @@ def _exponential(k: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return -jnp.log1p(-_uniform(k, shape, dtype, dtype.type(0.0), dtype.type(1.0)))
 
 
+@_one_device
 def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return _exponential(_one_key("exponential", key), _shape("exponential", shape),
                         _float_dtype("exponential", dtype))
@@ -369,6 +395,7 @@ def categorical(key: Any, logits: Any, axis: int = -1,
     return jnp.argmax(noise + expanded, axis=len(prefix) + axis)
 
 
+@_one_device
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
     """A shuffled arange(x) for an int `x`, else `x`'s slices along `axis` shuffled (with
     `independent`, each 1-d line along `axis` shuffled on its own)."""
@@ -448,6 +475,120 @@ def _choice(k: Any, arr: Any, n: int, shape: tuple[int, ...], replace: bool, p: 
     return jnp.take(arr, index, axis=axis)
 
 
-__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "exponential", "fold_in",
-           "gumbel", "key", "key_data", "normal", "permutation", "randint", "split",
-           "truncated_normal", "uniform", "wrap_key_data"]
+# ----------------------------------------------------------------------------- transforms of
+# one uniform, normal or exponential draw (their values JAX's, to a few ulps: test_random)
+
+def _param_shape(name: str, shape: Sequence[int] | None, *params: Any) -> tuple[int, ...]:
+    """`shape`, checked against the parameters, or (None) their broadcast shape."""
+    if shape is None:
+        try:
+            return tuple(np.broadcast_shapes(*(np.shape(p) for p in params)))
+        except ValueError:
+            raise ValueError(f"{name} requires parameters that broadcast together, got shapes "
+                             f"{[np.shape(p) for p in params]}") from None
+    shape = _shape(name, shape)
+    _broadcastable(name, shape, *params)
+    return shape
+
+
+def _open_unit(k: Any, shape: tuple[int, ...], dtype: np.dtype, low: Any) -> Any:
+    return _uniform(k, shape, dtype, low, dtype.type(1.0))
+
+
+@jit(static_argnums=(1, 2, 3))
+def _standard(k: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> Any:
+    info = ml_dtypes.finfo(dtype)
+    if name == "cauchy":
+        u = _open_unit(k, shape, dtype, info.eps)
+        return jnp.tan(dtype.type(np.pi) * (u - dtype.type(0.5)))
+    if name == "laplace":
+        u = _open_unit(k, shape, dtype, np.nextafter(dtype.type(-1.0), dtype.type(0.0)))
+        return jnp.sign(u) * jnp.log1p(-jnp.abs(u))
+    if name == "logistic":
+        u = _open_unit(k, shape, dtype, info.tiny)
+        return jnp.log(u) - jnp.log1p(-u)
+    raise AssertionError(name)
+
+
+def _standard_sampler(name: str, what: str) -> Any:
+    def sample(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+        return _standard(_one_key(name, key), _shape(name, shape), _float_dtype(name, dtype),
+                         name)
+
+    sample.__name__ = sample.__qualname__ = name
+    sample.__doc__ = f"Standard {what} floats, from one uniform draw as JAX's."
+    return _one_device(sample)
+
+
+cauchy = _standard_sampler("cauchy", "Cauchy")
+laplace = _standard_sampler("laplace", "Laplace")
+logistic = _standard_sampler("logistic", "logistic")
+
+
+@jit(static_argnums=(1, 2))
+def _rayleigh(k: Any, shape: tuple[int, ...], dtype: np.dtype, scale: Any) -> Any:
+    u = _open_unit(k, shape, dtype, ml_dtypes.finfo(dtype).tiny)
+    return jnp.sqrt(dtype.type(-2.0) * jnp.log(u)) * jnp.asarray(scale, dtype)
+
+
+@_one_device
+def rayleigh(key: Any, scale: Any, shape: Sequence[int] | None = None,
+             dtype: Any = None) -> Any:
+    """Rayleigh floats of scale `scale`: scale * sqrt(-2 log u)."""
+    shape = _param_shape("rayleigh", shape, scale)
+    return _rayleigh(_one_key("rayleigh", key), shape, _float_dtype("rayleigh", dtype), scale)
+
+
+@jit(static_argnums=(1, 2))
+def _pareto(k: Any, shape: tuple[int, ...], dtype: np.dtype, b: Any) -> Any:
+    return jnp.exp(_exponential(k, shape, dtype) / jnp.asarray(b, dtype))
+
+
+@_one_device
+def pareto(key: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+    """Pareto floats of shape parameter `b` (at least 1): exp(e / b) of an exponential e."""
+    shape = _param_shape("pareto", shape, b)
+    return _pareto(_one_key("pareto", key), shape, _float_dtype("pareto", dtype), b)
+
+
+@jit(static_argnums=(1, 2))
+def _weibull_min(k: Any, shape: tuple[int, ...], dtype: np.dtype, scale: Any,
+                 concentration: Any) -> Any:
+    u = _open_unit(k, shape, dtype, dtype.type(0.0))
+    c = jnp.asarray(concentration, dtype)
+    return jnp.power(-jnp.log1p(-u), dtype.type(1.0) / c) * jnp.asarray(scale, dtype)
+
+
+def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] | None = None,
+                dtype: Any = None) -> Any:
+    """Weibull floats: scale * (-log(1 - u)) ** (1 / concentration)."""
+    shape = _param_shape("weibull_min", shape, scale, concentration)
+    return _weibull_min(_one_key("weibull_min", key), shape,
+                        _float_dtype("weibull_min", dtype), scale, concentration)
+
+
+@jit(static_argnums=(1, 2))
+def _lognormal(k: Any, shape: tuple[int, ...], dtype: np.dtype, sigma: Any) -> Any:
+    return jnp.exp(_normal(k, shape, dtype) * jnp.asarray(sigma, dtype))
+
+
+@_one_device
+def lognormal(key: Any, sigma: Any = 1.0, shape: Sequence[int] | None = None,
+              dtype: Any = None) -> Any:
+    """Log-normal floats: exp(sigma * n) of a standard normal n."""
+    shape = _param_shape("lognormal", shape, sigma)
+    return _lognormal(_one_key("lognormal", key), shape, _float_dtype("lognormal", dtype),
+                      sigma)
+
+
+@_one_device
+def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """-1 or 1 with equal probability (integers by default)."""
+    dtype = _dt.default_int() if dtype is None else np.dtype(dtype)
+    return (2 * bernoulli(key, 0.5, _shape("rademacher", shape)).astype(dtype) - 1).astype(dtype)
+
+
+__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "cauchy", "choice", "exponential",
+           "fold_in", "gumbel", "key", "key_data", "laplace", "logistic", "lognormal",
+           "normal", "pareto", "permutation", "rademacher", "randint", "rayleigh", "split",
+           "truncated_normal", "uniform", "weibull_min", "wrap_key_data"]
