@@ -130,6 +130,9 @@ TRANSFORMS = {  # samplers made of one uniform, normal or exponential draw
     "lognormal": lambda r, k: r.lognormal(k, SCALE, (100, 3)),
     "cauchy float16": lambda r, k: r.cauchy(k, (50,), np.float16),
     "rademacher": lambda r, k: r.rademacher(k, (300,)),
+    "maxwell": lambda r, k: r.maxwell(k, (100, 2)),
+    "double_sided_maxwell": lambda r, k: r.double_sided_maxwell(k, 1.0, SCALE, (100, 3)),
+    "triangular": lambda r, k: r.triangular(k, -1.0, SCALE - 0.4, 3.5, (100, 3)),
 }
 
 

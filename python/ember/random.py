@@ -588,7 +588,53 @@ def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return (2 * bernoulli(key, 0.5, _shape("rademacher", shape)).astype(dtype) - 1).astype(dtype)
 
 
+@jit(static_argnums=(1, 2))
+def _maxwell(k: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    return jnp.sqrt(jnp.sum(jnp.square(_normal(k, (*shape, 3), dtype)), axis=-1))
+
+
+@_one_device
+def maxwell(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Maxwell floats: the length of a standard normal 3-vector."""
+    return _maxwell(_one_key("maxwell", key), _shape("maxwell", shape),
+                    _float_dtype("maxwell", dtype))
+
+
+@_one_device
+def double_sided_maxwell(key: Any, loc: Any, scale: Any, shape: Sequence[int] = (),
+                         dtype: Any = None) -> Any:
+    """loc + scale * s * m: a Maxwell float m (the key's first half) and a random sign s
+    (its second), of `shape` followed by the shape loc and scale broadcast to (as JAX)."""
+    dtype = _float_dtype("double_sided_maxwell", dtype)
+    shape = (*_shape("double_sided_maxwell", shape),
+             *_param_shape("double_sided_maxwell", None, loc, scale))
+    halves = _split(_one_key("double_sided_maxwell", key), (2,))
+    sign = rademacher(halves[1], shape, dtype)
+    return jnp.asarray(loc, dtype) + jnp.asarray(scale, dtype) * sign * _maxwell(halves[0],
+                                                                                shape, dtype)
+
+
+@jit(static_argnums=(1, 2))
+def _triangular(k: Any, shape: tuple[int, ...], dtype: np.dtype, left: Any, mode: Any,
+                right: Any) -> Any:
+    left, mode, right = (jnp.asarray(v, dtype) for v in (left, mode, right))
+    u = _uniform(k, shape, dtype, dtype.type(0.0), dtype.type(1.0))
+    below = left + jnp.sqrt(u * (right - left) * (mode - left))
+    above = right - jnp.sqrt((dtype.type(1.0) - u) * (right - left) * (right - mode))
+    return jnp.where(u < (mode - left) / (right - left), below, above)
+
+
+@_one_device
+def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Sequence[int] | None = None,
+               dtype: Any = None) -> Any:
+    """Triangular floats on [left, right] peaking at `mode`: the inverse CDF of a uniform."""
+    shape = _param_shape("triangular", shape, left, mode, right)
+    return _triangular(_one_key("triangular", key), shape, _float_dtype("triangular", dtype),
+                       left, mode, right)
+
+
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "cauchy", "choice", "exponential",
-           "fold_in", "gumbel", "key", "key_data", "laplace", "logistic", "lognormal",
-           "normal", "pareto", "permutation", "rademacher", "randint", "rayleigh", "split",
-           "truncated_normal", "uniform", "weibull_min", "wrap_key_data"]
+           "double_sided_maxwell", "fold_in", "gumbel", "key", "key_data", "laplace",
+           "logistic", "lognormal", "maxwell", "normal", "pareto", "permutation", "rademacher",
+           "randint", "rayleigh", "split", "triangular", "truncated_normal", "uniform",
+           "weibull_min", "wrap_key_data"]
