@@ -205,7 +205,9 @@ def libm_in_float64(template: str, fn: str) -> ScalarBody:
 # IREE's sin/cos lose accuracy as |x| grows (cos(212) off by 6e-6), below 0 (sin(-1e-6) was
 # 1.1e-6, sin(-1e-30) 6.2e-8) and near their zeros (sin(3.1445723) off by 5.6e-5, relative).
 # So float32 takes y = x - q pi/2 in [-pi/4, pi/4] (q = round(2x/pi); pi/2 in three parts,
-# the first two of 8 bits so that q times them is exact while |x| < 1e5: Cody-Waite), IREE's
+# each subtracted by a fused multiply-add: Cody-Waite, q times a part exact whatever its
+# bits; LLVM had contracted the multiply-subtract pairs of vector code but not those of
+# scalar code on the host, and sin(3.1e6) in a scan's body differed from the eager one), IREE's
 # sin and cos on |y| only (sin y by y's sign: a select, as math.copysign has no lowering where
 # IREE runs a scalar on the host), and the quadrant q mod 4 picks +-sin y or +-cos y.
 # Float64 calls libm.
@@ -215,12 +217,10 @@ _QUADRANT = """{x0} = arith.constant 0.6366197723675814 : {t}
 {x3} = arith.constant 1.5703125 : {t}
 {x4} = arith.constant 4.84466552734375e-4 : {t}
 {x5} = arith.constant -6.397578431460715e-7 : {t}
-{x6} = arith.mulf {x2}, {x3} : {t}
-{x7} = arith.subf {0}, {x6} : {t}
-{x8} = arith.mulf {x2}, {x4} : {t}
-{x9} = arith.subf {x7}, {x8} : {t}
-{x10} = arith.mulf {x2}, {x5} : {t}
-{x11} = arith.subf {x9}, {x10} : {t}
+{x6} = arith.negf {x2} : {t}
+{x7} = math.fma {x6}, {x3}, {0} : {t}
+{x9} = math.fma {x6}, {x4}, {x7} : {t}
+{x11} = math.fma {x6}, {x5}, {x9} : {t}
 {x12} = math.absf {x11} : {t}
 {x13} = math.sin {x12} : {t}
 {x14} = math.cos {x12} : {t}

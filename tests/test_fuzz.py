@@ -14,6 +14,13 @@ import fuzz
 
 # (source as the fuzzer printed it, inputs, donated?): each failed on the commit that fixed it.
 FOUND = [
+    # sin of a carry grown past 1e6 in a scan's body (host code): its Cody-Waite reduction
+    # was two roundings a step there, one (a contracted multiply-add) in vector code
+    ("""def program(B, x0):
+    np_, lax = B.np, B.lax
+    v1 = lax.fori_loop(0, 4, lambda i, c: np_.maximum(c, c * c - 1.0), x0)
+    v2 = lax.scan(lambda c, x: (c + x, np_.sin(c) * x), np_.ones((), np_.float32), v1)[1]
+    return (v2,)""", {"x0": ((6,), "float32")}, False),
     # a transpose of an elementwise generic reading one of several results (IREE's transpose
     # propagation made a generic yielding more values than it has outputs)
     ("""def program(B, x0):
