@@ -61,7 +61,7 @@ FUSION_INPUTS = MAX_BINDINGS - 8
 
 
 # The most scalar code one fusion's body may hold, in body_cost's units (a float sine is
-# 88): IREE's and LLVM's time on one dispatch grows faster than its body (IREE's
+# 86): IREE's and LLVM's time on one dispatch grows faster than its body (IREE's
 # constant-expression analysis and hoisting about quadratically), so a longer chain is cut
 # into fusions of at most this much, kept apart by ordering edges. Identical pieces (an
 # unrolled loop's) compile once: IREE deduplicates executables. Smaller pieces cost more
@@ -75,8 +75,9 @@ def _row_cost(row: ops.OpDef, dtype: np.dtype, params: tuple) -> int:
         text = row.scalar(kind(dtype), template_params([], ShapedArray((), dtype), dict(params)))
     except Exception:  # a body that needs more than its own attributes: count it as one op
         return 1
-    # IREE expands each math function into a polynomial of some ten to thirty ops
-    return len(text.splitlines()) + 10 * text.count("math.")
+    # IREE expands each math function into a polynomial of some ten to thirty ops (but a
+    # fused multiply-add, one instruction)
+    return len(text.splitlines()) + 10 * (text.count("math.") - text.count("math.fma "))
 
 
 def body_cost(op: mlir.Operation) -> int:

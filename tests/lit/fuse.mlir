@@ -147,7 +147,7 @@ func.func @sum_of_four(%b0: tensor<4xf32>, %b1: tensor<4xf32>, %b2: tensor<4xf32
   return %u3 : tensor<4xf32>
 }
 
-// A chain longer than FUSION_BODY_COST (13 sines of 88 units: over 1024) is cut in two
+// A chain longer than FUSION_BODY_COST (13 sines of 86 units: over 1024) is cut in two
 // fusions kept apart by an ordering edge; the 11 sines next to the result stay one.
 // CHECK-LABEL: func.func @long_chain
 // CHECK: "ember.fusion"(%arg0)
