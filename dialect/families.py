@@ -207,7 +207,7 @@ def libm_in_float64(template: str, fn: str) -> ScalarBody:
 # So float32 takes y = x - q pi/2 in [-pi/4, pi/4] (q = round(2x/pi); pi/2 in three parts,
 # each subtracted by a fused multiply-add: Cody-Waite, q times a part exact whatever its
 # bits; LLVM had contracted the multiply-subtract pairs of vector code but not those of
-# scalar code on the host, and sin(3.1e6) in a scan's body differed from the eager one), IREE's
+# scalar code on the host, so a loop body's sin of a large carry differed), IREE's
 # sin and cos on |y| only (sin y by y's sign: a select, as math.copysign has no lowering where
 # IREE runs a scalar on the host), and the quadrant q mod 4 picks +-sin y or +-cos y.
 # Float64 calls libm.

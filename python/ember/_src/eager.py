@@ -44,12 +44,12 @@ def run_op(op: OpDef, arrays: list[Array], params: dict) -> Array:
             if rows is not None:
                 out = row_reduction(op, rows, params, device)
                 return put(out, ShapedArray(out.shape, out.dtype), device)
-    return _kernel(op, arrays, params)
+    return _kernel(op, arrays, params, device)
 
 
 def _on_host(op: OpDef, arrays: list[Array], params: dict, device: Device) -> Array | None:
     """`op` by its NumPy reference, where that gives the kernel's bits on small host arrays
-    (host_eval): no compile on first use, ~2 us a call instead of a dispatch."""
+    (host_eval): no compile on first use, and no dispatch."""
     avals = [a.aval for a in arrays]
     aval = op.infer(*avals, **params)
     if not isinstance(aval, ShapedArray) or not exact(op, avals, aval) or \
@@ -64,7 +64,7 @@ def row_reduction(op: OpDef, rows: tuple[np.ndarray, tuple], params: dict,
     and the result's shape) by its one shared kernel, to a host array of its own."""
     matrix, shape = rows
     out = _kernel(op, [put(matrix, ShapedArray(matrix.shape, matrix.dtype), device)],
-                  {**params, "axes": (1,)})
+                  {**params, "axes": (1,)}, device)
     return np.array(out._to_numpy()).reshape(shape)  # its own memory: `out` goes now
 
 
@@ -78,9 +78,8 @@ def _freeze(params: dict) -> tuple:
 _CACHES: dict[tuple, dict] = {}
 
 
-def _kernel(op: OpDef, arrays: list[Array], params: dict) -> Array:
-    """`op` on `arrays` by its eager kernel, compiled once per signature."""
-    device = host_eval.device_of(arrays)
+def _kernel(op: OpDef, arrays: list[Array], params: dict, device: Device) -> Array:
+    """`op` on `arrays`, on `device`, by its eager kernel, compiled once per signature."""
     x64, default, cpu, _ = config.in_key()
     frozen = _freeze(params)
     cache = _CACHES.get((op, frozen))
